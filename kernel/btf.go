@@ -1,0 +1,72 @@
+package kernel
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// ErrNoBTF is returned by FuncProto when the model has no BTF.
+var ErrNoBTF = errors.New("kernel has no BTF")
+
+// BTF returns the kernel's BTF, parsed on first use (several MB, so the
+// symbol-only path never pays for it). It returns nil when the model has no
+// BTF or it cannot be parsed; BTFError tells which.
+func (m *Model) BTF() *btf.Spec {
+	m.loadBTF()
+	return m.btfSpec
+}
+
+// BTFError returns why BTF() is nil: ErrNoBTF or the parse error.
+func (m *Model) BTFError() error {
+	m.loadBTF()
+	return m.btfErr
+}
+
+func (m *Model) loadBTF() {
+	m.btfOnce.Do(func() {
+		if m.btfOpen == nil {
+			m.btfErr = ErrNoBTF
+			return
+		}
+		raw, err := m.btfOpen()
+		if err != nil {
+			m.btfErr = m.errorf("reading %s: %w", FileBTF, err)
+			return
+		}
+		spec, err := btf.LoadSpecFromReader(bytes.NewReader(raw))
+		if err != nil {
+			m.btfErr = m.errorf("parsing %s: %w", FileBTF, err)
+			return
+		}
+		m.btfSpec = spec
+	})
+}
+
+// FuncProto returns the BTF function named name and its prototype, as the
+// kernel's BTF argument support looks it up (the first BTF_KIND_FUNC of that
+// name).
+func (m *Model) FuncProto(name string) (*btf.Func, *btf.FuncProto, error) {
+	spec := m.BTF()
+	if spec == nil {
+		return nil, nil, m.btfErr
+	}
+	types, err := spec.AnyTypesByName(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("BTF function %q: %w", name, err)
+	}
+	for _, t := range types {
+		fn, ok := t.(*btf.Func)
+		if !ok {
+			continue
+		}
+		proto, ok := fn.Type.(*btf.FuncProto)
+		if !ok {
+			return nil, nil, fmt.Errorf("BTF function %q: type %v is not a prototype", name, fn.Type)
+		}
+		return fn, proto, nil
+	}
+	return nil, nil, fmt.Errorf("BTF function %q: %w", name, btf.ErrNotFound)
+}

@@ -1,0 +1,295 @@
+package kernel
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Snapshot file names, as in a snapshot directory (see Capture).
+const (
+	FileKallsyms  = "kallsyms"
+	FileBTF       = "btf"
+	FileBlacklist = "kprobes_blacklist"
+	FileFilter    = "available_filter_functions"
+	FileConfig    = "config"
+	FileVersion   = "version"
+	FileCPUs      = "cpus"
+	FileImage     = "vmlinuz"
+)
+
+// snapshotSource hands the loader the contents of the snapshot files. Open
+// returns fs.ErrNotExist (wrapped) for a missing file.
+type snapshotSource struct {
+	name string
+	read func(file string) ([]byte, error)
+	// has reports whether an optional file exists without reading it.
+	has func(file string) bool
+}
+
+// LoadSnapshot builds a model from a snapshot directory holding the files
+// kallsyms, kprobes_blacklist, available_filter_functions, config, version
+// and cpus, and optionally btf and vmlinuz (both read lazily, on first use).
+func LoadSnapshot(dir string) (*Model, error) {
+	src := snapshotSource{
+		name: dir,
+		read: func(file string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, file)) },
+		has: func(file string) bool {
+			st, err := os.Stat(filepath.Join(dir, file))
+			return err == nil && st.Mode().IsRegular()
+		},
+	}
+	return load(src)
+}
+
+func load(src snapshotSource) (*Model, error) {
+	m := &Model{source: src.name}
+	required := func(file string) ([]byte, error) {
+		b, err := src.read(file)
+		if err != nil {
+			return nil, fmt.Errorf("kernel model %s: reading %s: %w", src.name, file, err)
+		}
+		return b, nil
+	}
+
+	b, err := required(FileVersion)
+	if err != nil {
+		return nil, err
+	}
+	m.version = strings.TrimSpace(string(b))
+	if m.release, m.major, m.minor, m.patch, err = parseVersion(m.version); err != nil {
+		return nil, m.errorf("%s: %w", FileVersion, err)
+	}
+
+	if b, err = required(FileCPUs); err != nil {
+		return nil, err
+	}
+	if m.cpus, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil || m.cpus < 1 {
+		return nil, m.errorf("%s: invalid CPU count %q", FileCPUs, strings.TrimSpace(string(b)))
+	}
+
+	if b, err = required(FileConfig); err != nil {
+		return nil, err
+	}
+	m.config = parseConfig(b)
+
+	if m.arch, err = archFor(m.config); err != nil {
+		return nil, m.errorf("%w", err)
+	}
+
+	if b, err = required(FileKallsyms); err != nil {
+		return nil, err
+	}
+	if err = m.parseKallsyms(b); err != nil {
+		return nil, m.errorf("%s: %w", FileKallsyms, err)
+	}
+
+	if b, err = required(FileBlacklist); err != nil {
+		return nil, err
+	}
+	if m.blacklist, err = parseBlacklist(b); err != nil {
+		return nil, m.errorf("%s: %w", FileBlacklist, err)
+	}
+
+	if b, err = required(FileFilter); err != nil {
+		return nil, err
+	}
+	m.ftrace = parseFilterFunctions(b)
+
+	if src.has(FileBTF) {
+		m.btfOpen = func() ([]byte, error) { return src.read(FileBTF) }
+	}
+	if src.has(FileImage) {
+		m.imageOpen = func() ([]byte, error) { return src.read(FileImage) }
+	}
+	return m, nil
+}
+
+// parseConfig reads a kernel .config: "CONFIG_X=value" lines; comments
+// (including "# CONFIG_X is not set") are skipped, so unset options read
+// back as "".
+func parseConfig(b []byte) map[string]string {
+	cfg := make(map[string]string, 4096)
+	for len(b) > 0 {
+		var line []byte
+		line, b = nextLine(b)
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		k, v, ok := bytes.Cut(line, []byte{'='})
+		if !ok {
+			continue
+		}
+		cfg[string(k)] = string(v)
+	}
+	return cfg
+}
+
+func nextLine(b []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i], b[i+1:]
+	}
+	return b, nil
+}
+
+// parseKallsyms reads /proc/kallsyms ("ADDR TYPE NAME" plus "\t[MODULE]"
+// for module symbols) and builds the name index and the address index.
+//
+// Sizes follow kallsyms_lookup_size_offset: the size of a vmlinux symbol is
+// the distance from its address to the next higher address of any vmlinux
+// symbol (aliases at the same address share it); module symbols are sized
+// the same way within their module. The last symbol of each group gets 0.
+func (m *Model) parseKallsyms(b []byte) error {
+	// One string holds all the text so that names are substrings of it
+	// rather than 150k separate allocations.
+	all := string(b)
+	n := strings.Count(all, "\n") + 1
+	m.syms = make([]Symbol, 0, n)
+	m.byName = make(map[string][]int32, n)
+	m.modules = make(map[string]bool)
+	lineNo := 0
+	for rest := all; len(rest) > 0; {
+		lineNo++
+		var line string
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			line, rest = rest, ""
+		}
+		if line == "" {
+			continue
+		}
+		sp := strings.IndexByte(line, ' ')
+		if sp <= 0 || len(line) < sp+4 || line[sp+2] != ' ' {
+			return fmt.Errorf("line %d: malformed entry %q", lineNo, line)
+		}
+		addr, err := strconv.ParseUint(line[:sp], 16, 64)
+		if err != nil {
+			return fmt.Errorf("line %d: bad address %q", lineNo, line[:sp])
+		}
+		typ := line[sp+1]
+		name := line[sp+3:]
+		mod := ""
+		if t := strings.IndexByte(name, '\t'); t >= 0 {
+			mod = strings.TrimSpace(name[t+1:])
+			name = name[:t]
+			if len(mod) < 2 || mod[0] != '[' || mod[len(mod)-1] != ']' {
+				return fmt.Errorf("line %d: malformed module %q", lineNo, mod)
+			}
+			mod = mod[1 : len(mod)-1]
+			m.modules[mod] = true
+		}
+		if name == "" {
+			return fmt.Errorf("line %d: empty symbol name", lineNo)
+		}
+		idx := int32(len(m.syms))
+		m.syms = append(m.syms, Symbol{Name: name, Module: mod, Addr: addr, Type: typ})
+		m.byName[name] = append(m.byName[name], idx)
+	}
+	if len(m.syms) == 0 {
+		return errors.New("no symbols")
+	}
+	m.sizeSymbols()
+	return nil
+}
+
+// sizeSymbols assigns sizes and builds the vmlinux address index.
+func (m *Model) sizeSymbols() {
+	// Group by module; vmlinux is "".
+	groups := make(map[string][]int32)
+	for i := range m.syms {
+		mod := m.syms[i].Module
+		groups[mod] = append(groups[mod], int32(i))
+	}
+	for mod, g := range groups {
+		sort.SliceStable(g, func(a, b int) bool { return m.syms[g[a]].Addr < m.syms[g[b]].Addr })
+		// Walk runs of equal addresses; each run's size is the gap to the next run.
+		for i := 0; i < len(g); {
+			j := i
+			for j < len(g) && m.syms[g[j]].Addr == m.syms[g[i]].Addr {
+				j++
+			}
+			var size uint64
+			if j < len(g) {
+				size = m.syms[g[j]].Addr - m.syms[g[i]].Addr
+			}
+			for k := i; k < j; k++ {
+				m.syms[g[k]].Size = size
+			}
+			i = j
+		}
+		if mod == "" {
+			// Keep the first alias per address for address lookups.
+			text := make([]int32, 0, len(g))
+			for i, s := range g {
+				if i > 0 && m.syms[s].Addr == m.syms[g[i-1]].Addr {
+					continue
+				}
+				text = append(text, s)
+			}
+			m.text = text
+		}
+	}
+}
+
+// parseBlacklist reads "0xSTART-0xEND\tsymbol" lines.
+func parseBlacklist(b []byte) ([]addrRange, error) {
+	var out []addrRange
+	lineNo := 0
+	for len(b) > 0 {
+		var line []byte
+		line, b = nextLine(b)
+		lineNo++
+		s := strings.TrimSpace(string(line))
+		if s == "" {
+			continue
+		}
+		rng, name, _ := strings.Cut(s, "\t")
+		lo, hi, ok := strings.Cut(rng, "-")
+		if !ok {
+			return nil, fmt.Errorf("line %d: malformed range %q", lineNo, s)
+		}
+		start, err1 := strconv.ParseUint(strings.TrimPrefix(lo, "0x"), 16, 64)
+		end, err2 := strconv.ParseUint(strings.TrimPrefix(hi, "0x"), 16, 64)
+		if err1 != nil || err2 != nil || end < start {
+			return nil, fmt.Errorf("line %d: malformed range %q", lineNo, s)
+		}
+		out = append(out, addrRange{start: start, end: end, name: strings.TrimSpace(name)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out, nil
+}
+
+// parseFilterFunctions reads available_filter_functions: one function per
+// line, module functions followed by " [module]". Both "func" and
+// "module:func" are indexed for module functions.
+func parseFilterFunctions(b []byte) map[string]struct{} {
+	set := make(map[string]struct{}, bytes.Count(b, []byte{'\n'})+1)
+	for len(b) > 0 {
+		var line []byte
+		line, b = nextLine(b)
+		s := strings.TrimSpace(string(line))
+		if s == "" {
+			continue
+		}
+		name, mod, ok := strings.Cut(s, " ")
+		set[name] = struct{}{}
+		if ok {
+			mod = strings.Trim(strings.TrimSpace(mod), "[]")
+			if mod != "" {
+				set[mod+":"+name] = struct{}{}
+			}
+		}
+	}
+	return set
+}
+
+// isNotExist reports whether err means a missing file.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
