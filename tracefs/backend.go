@@ -1,0 +1,95 @@
+package tracefs
+
+import (
+	"fmt"
+	"syscall"
+)
+
+// ControlFile names one of the probe-definition control files. The two files
+// share one set of events but differ in scope: kprobe_events shows and
+// truncates only kprobes, dynamic_events every kind of dynamic event.
+type ControlFile int
+
+const (
+	KprobeEvents ControlFile = iota
+	DynamicEvents
+)
+
+func (c ControlFile) String() string {
+	switch c {
+	case KprobeEvents:
+		return "kprobe_events"
+	case DynamicEvents:
+		return "dynamic_events"
+	}
+	return fmt.Sprintf("ControlFile(%d)", int(c))
+}
+
+// LogEntry is one error_log record as the kernel stores it: the subsystem
+// that rejected the command ("trace_kprobe", "trace_fprobe", ...), the
+// message, the command (argv joined by single spaces) and the caret column.
+type LogEntry struct {
+	Subsys string
+	Msg    string
+	Cmd    string
+	Pos    int
+}
+
+// WriteError is a failed write(2) to a control file: the errno the write
+// returns and the error_log records the kernel appended while failing (none
+// for failures the kernel does not log, e.g. an unknown probe letter; more
+// than one when the kernel logs twice for one command, as 6.12's fprobe
+// parser does for some bad arguments).
+type WriteError struct {
+	Errno syscall.Errno
+	Logs  []LogEntry
+}
+
+func (e *WriteError) Error() string {
+	if len(e.Logs) > 0 {
+		last := e.Logs[len(e.Logs)-1]
+		return fmt.Sprintf("%s: %s: %v", last.Subsys, last.Msg, e.Errno)
+	}
+	return e.Errno.Error()
+}
+
+// Unwrap returns the errno so errors.Is(err, syscall.EINVAL) works.
+func (e *WriteError) Unwrap() error { return e.Errno }
+
+// EventInfo is the view tracefs needs of one dynamic event.
+type EventInfo struct {
+	Group, Name string
+	ID          int
+	Enabled     bool
+	// Kprobe is true for kprobes and kretprobes: they are the events listed
+	// in kprobe_profile.
+	Kprobe bool
+	// Probes is the number of probe points sharing the event (multi-probe
+	// events). kprobe_profile has one line per probe point.
+	Probes       int
+	Hits, Misses uint64
+}
+
+// Backend is the model of the probe events behind the control files. ktrace
+// implements it with the events package (see NewRegistryBackend); tests may
+// implement it directly.
+//
+// Errors from Write, Truncate and SetEnabled carry a syscall.Errno, either
+// directly or through Unwrap; Write's errors should be *WriteError so the
+// error_log records reach tracefs.
+type Backend interface {
+	// Write is one write(2) to the control file.
+	Write(f ControlFile, data []byte) (int, error)
+	// Truncate is an O_TRUNC open of the control file: remove every event
+	// in its scope, or fail with EBUSY and remove nothing.
+	Truncate(f ControlFile) error
+	// Readback is the control file's content.
+	Readback(f ControlFile) string
+	// Events lists the events in creation order.
+	Events() []EventInfo
+	// Format is the events/GROUP/EVENT/format text; ok is false when there
+	// is no such event.
+	Format(group, name string) (text string, ok bool)
+	// SetEnabled enables or disables one event.
+	SetEnabled(group, name string, on bool) error
+}

@@ -1,0 +1,426 @@
+package tracefs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// File is an open tracefs file. Reads see the file's content as of the
+// first Read (the kernel's seq_file generates it on read; taking it once
+// keeps a partial read consistent). Each Write is one write(2).
+type File struct {
+	fs   *FS
+	n    node
+	path string
+	flag int
+
+	mu     sync.Mutex
+	buf    []byte
+	loaded bool
+	off    int64
+	closed bool
+}
+
+func accMode(flag int) int { return flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR) }
+
+func canWrite(flag int) bool { a := accMode(flag); return a == os.O_WRONLY || a == os.O_RDWR }
+func canRead(flag int) bool  { a := accMode(flag); return a == os.O_RDONLY || a == os.O_RDWR }
+
+// Open opens the file at name (relative to the tracefs root) with os.O_*
+// flags. As in the kernel, opening kprobe_events or dynamic_events for
+// writing with O_TRUNC removes every event in that file's scope first and
+// fails with EBUSY (removing nothing) if one of them is enabled; a
+// truncating open of error_log clears it; of trace, clears the (empty)
+// buffer. tracefs files cannot be created: O_CREAT on a missing name fails
+// with EACCES. Errors are *fs.PathError holding a syscall.Errno.
+func (f *FS) Open(name string, flag int) (*File, error) {
+	n, err := f.resolve(name)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) && flag&os.O_CREATE != 0 {
+			err = syscall.EACCES
+		}
+		return nil, pathErr("open", name, err)
+	}
+	if n.isDir() && canWrite(flag) {
+		return nil, pathErr("open", name, syscall.EISDIR)
+	}
+	if canWrite(flag) && flag&os.O_TRUNC != 0 {
+		switch n.kind {
+		case nKprobeEvents, nDynamicEvents:
+			if err := f.b.Truncate(controlFile(n.kind)); err != nil {
+				return nil, pathErr("open", name, errnoOf(err))
+			}
+		case nErrorLog:
+			f.ClearErrorLog()
+		}
+	}
+	return &File{fs: f, n: n, path: name, flag: flag}, nil
+}
+
+func controlFile(k nodeKind) ControlFile {
+	if k == nKprobeEvents {
+		return KprobeEvents
+	}
+	return DynamicEvents
+}
+
+// errnoOf extracts the errno from a backend error; errors without one
+// become EINVAL.
+func errnoOf(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return syscall.EINVAL
+}
+
+// ReadFile returns the whole content of a tracefs file.
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	h, err := f.Open(name, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	return io.ReadAll(h)
+}
+
+// Name returns the path the file was opened with.
+func (h *File) Name() string { return h.path }
+
+// Stat describes the open file.
+func (h *File) Stat() (fs.FileInfo, error) {
+	return fileInfo{name: h.n.base, mode: h.n.mode, mtime: h.fs.created}, nil
+}
+
+// Read reads the file's content. trace_pipe reads end at once: without a
+// probe backend no event can ever arrive, where the kernel would block.
+func (h *File) Read(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, syscall.EBADF
+	}
+	if h.n.isDir() {
+		return 0, syscall.EISDIR
+	}
+	if !canRead(h.flag) {
+		return 0, syscall.EBADF
+	}
+	if !h.loaded {
+		h.buf = []byte(h.fs.content(h.n))
+		h.loaded = true
+	}
+	if h.off >= int64(len(h.buf)) {
+		return 0, io.EOF
+	}
+	n := copy(p, h.buf[h.off:])
+	h.off += int64(n)
+	return n, nil
+}
+
+// Seek sets the read offset (whence as in io.Seeker). Seeking back to 0
+// makes the next Read regenerate the content, like a seq_file.
+func (h *File) Seek(offset int64, whence int) (int64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, syscall.EBADF
+	}
+	var abs int64
+	switch whence {
+	case io.SeekStart:
+		abs = offset
+	case io.SeekCurrent:
+		abs = h.off + offset
+	case io.SeekEnd:
+		if !h.loaded {
+			h.buf = []byte(h.fs.content(h.n))
+			h.loaded = true
+		}
+		abs = int64(len(h.buf)) + offset
+	default:
+		return 0, syscall.EINVAL
+	}
+	if abs < 0 {
+		return 0, syscall.EINVAL
+	}
+	if abs == 0 {
+		h.loaded = false
+	}
+	h.off = abs
+	return abs, nil
+}
+
+// Write is one write(2). Errors are syscall.Errno; a rejected probe
+// definition is also recorded in error_log when the kernel records it.
+func (h *File) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, syscall.EBADF
+	}
+	if !canWrite(h.flag) {
+		return 0, syscall.EBADF
+	}
+	return h.fs.write(h.n, p)
+}
+
+// Close releases the handle.
+func (h *File) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return syscall.EBADF
+	}
+	h.closed = true
+	h.buf = nil
+	return nil
+}
+
+// write dispatches one write(2) by file.
+func (f *FS) write(n node, p []byte) (int, error) {
+	switch n.kind {
+	case nKprobeEvents, nDynamicEvents:
+		w, err := f.b.Write(controlFile(n.kind), p)
+		if err != nil {
+			var we *WriteError
+			if errors.As(err, &we) {
+				f.logErrors(we.Logs)
+			}
+			return w, errnoOf(err)
+		}
+		return w, nil
+	case nErrorLog:
+		// The kernel accepts and ignores anything written to error_log;
+		// only a truncating open clears it.
+		return len(p), nil
+	case nTrace:
+		// Clears the ring buffer, which is always empty here.
+		return len(p), nil
+	case nTracingOn:
+		v, err := parseUlong(p)
+		if err != nil {
+			return 0, err
+		}
+		f.mu.Lock()
+		f.tracingOn = v != 0
+		f.mu.Unlock()
+		return len(p), nil
+	case nEventsEnable, nGroupEnable, nEvEnable:
+		v, err := parseUlong(p)
+		if err != nil {
+			return 0, err
+		}
+		if v != 0 && v != 1 {
+			return 0, syscall.EINVAL
+		}
+		if err := f.setEnabled(n, v == 1); err != nil {
+			return 0, errnoOf(err)
+		}
+		return len(p), nil
+	case nEvFilter, nGroupFilter:
+		return f.writeFilter(n, p)
+	}
+	// Files without a write method (README, format, id, ...): the VFS
+	// answers EINVAL even to root, and so does a write to trigger, since
+	// ktrace has no trigger engine.
+	return 0, syscall.EINVAL
+}
+
+// setEnabled applies an enable write to one event, a group or all events.
+func (f *FS) setEnabled(n node, on bool) error {
+	if n.kind == nEvEnable {
+		return f.b.SetEnabled(n.group, n.event, on)
+	}
+	for _, e := range f.b.Events() {
+		if n.kind == nGroupEnable && e.Group != n.group {
+			continue
+		}
+		if e.Enabled == on {
+			continue
+		}
+		if err := f.b.SetEnabled(e.Group, e.Name, on); err != nil {
+			return fmt.Errorf("enable %s/%s: %w", e.Group, e.Name, err)
+		}
+	}
+	return nil
+}
+
+// writeFilter stores an event or group filter. The expression is kept as
+// written (whitespace-trimmed) and shown back; it is not checked against
+// the event's fields, and with no backend nothing is filtered. "0" clears.
+func (f *FS) writeFilter(n node, p []byte) (int, error) {
+	text := strings.TrimSpace(string(p))
+	evs := f.b.Events()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	set := func(e EventInfo) {
+		k := eventKey{e.Group, e.Name, e.ID}
+		if text == "0" || text == "" {
+			delete(f.filters, k)
+		} else {
+			f.filters[k] = text
+		}
+	}
+	if n.kind == nEvFilter {
+		if e, ok := findEvent(evs, n.group, n.event); ok {
+			set(e)
+		}
+		return len(p), nil
+	}
+	for _, e := range evs {
+		if e.Group == n.group {
+			set(e)
+		}
+	}
+	if text == "0" || text == "" {
+		delete(f.sysFilter, n.group)
+	} else {
+		f.sysFilter[n.group] = text
+	}
+	return len(p), nil
+}
+
+// parseUlong parses a write the way kstrtoul_from_user(.., 10, ..) does:
+// optional '+', decimal digits, one optional trailing newline, nothing
+// else (no leading blanks, no 0x).
+func parseUlong(p []byte) (uint64, error) {
+	s := string(p)
+	s = strings.TrimSuffix(s, "\n")
+	s = strings.TrimPrefix(s, "+")
+	if s == "" {
+		return 0, syscall.EINVAL
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, syscall.EINVAL
+		}
+		d := uint64(c - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, syscall.ERANGE
+		}
+		v = v*10 + d
+	}
+	return v, nil
+}
+
+// content generates a readable file's text.
+func (f *FS) content(n node) string {
+	switch n.kind {
+	case nReadme:
+		return f.texts.readme
+	case nKprobeEvents, nDynamicEvents:
+		return f.b.Readback(controlFile(n.kind))
+	case nErrorLog:
+		return f.errorLogText()
+	case nKprobeProfile:
+		return f.profileText()
+	case nTrace:
+		return fmt.Sprintf(traceHeader, f.cpus)
+	case nTracePipe:
+		return ""
+	case nTracingOn:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.tracingOn {
+			return "1\n"
+		}
+		return "0\n"
+	case nHeaderEvent:
+		return f.texts.headerEvent
+	case nHeaderPage:
+		return f.texts.headerPage
+	case nEventsEnable, nGroupEnable:
+		return f.enableText(n)
+	case nGroupFilter:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if s, ok := f.sysFilter[n.group]; ok {
+			return groupFilterHead + s + "\n"
+		}
+		return groupFilterHead
+	}
+	e, ok := findEvent(f.b.Events(), n.group, n.event)
+	if !ok {
+		// The event went away after the open; the kernel answers ENODEV
+		// then, a reader here sees an empty file.
+		return ""
+	}
+	switch n.kind {
+	case nEvEnable:
+		if e.Enabled {
+			return "1\n"
+		}
+		return "0\n"
+	case nEvFilter:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if s, ok := f.filters[eventKey{e.Group, e.Name, e.ID}]; ok {
+			return s + "\n"
+		}
+		return "none\n"
+	case nEvFormat:
+		s, _ := f.b.Format(e.Group, e.Name)
+		return s
+	case nEvHist:
+		return ""
+	case nEvID:
+		return fmt.Sprintf("%d\n", e.ID)
+	case nEvTrigger:
+		return triggerText
+	}
+	return ""
+}
+
+// enableText is events/enable or events/GROUP/enable: "0" when every event
+// is disabled, "1" when every one is enabled, "X" when mixed. With no
+// events at all it reads "0", as on a real system whose other events are
+// all off.
+func (f *FS) enableText(n node) string {
+	var on, off bool
+	for _, e := range f.b.Events() {
+		if n.kind == nGroupEnable && e.Group != n.group {
+			continue
+		}
+		if e.Enabled {
+			on = true
+		} else {
+			off = true
+		}
+	}
+	switch {
+	case on && off:
+		return "X\n"
+	case on:
+		return "1\n"
+	}
+	return "0\n"
+}
+
+// profileText is kprobe_profile: one line per kprobe probe point (a
+// multi-probe event appears once per probe), name left-aligned in 44
+// columns, then hits and misses right-aligned in 15.
+func (f *FS) profileText() string {
+	var b strings.Builder
+	for _, e := range f.b.Events() {
+		if !e.Kprobe {
+			continue
+		}
+		probes := e.Probes
+		if probes < 1 {
+			probes = 1
+		}
+		for i := 0; i < probes; i++ {
+			fmt.Fprintf(&b, "  %-44s %15d %15d\n", e.Name, e.Hits, e.Misses)
+		}
+	}
+	return b.String()
+}
