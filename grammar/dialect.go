@@ -1,0 +1,156 @@
+package grammar
+
+import "syscall"
+
+// TooManyArgsMode is how a kernel treats a line with more than MaxTraceArgs
+// fetch arguments (after $arg* expansion).
+type TooManyArgsMode int
+
+const (
+	// ArgsIgnoreExtra parses the first MaxTraceArgs arguments and silently
+	// drops the rest (6.1).
+	ArgsIgnoreExtra TooManyArgsMode = iota
+	// ArgsE2BIG fails the write with E2BIG and logs nothing (6.6 .. 6.14).
+	ArgsE2BIG
+	// ArgsLogTooMany logs TOO_MANY_ARGS at argv[2] and fails with EINVAL
+	// (6.15 and later).
+	ArgsLogTooMany
+)
+
+// MaxTraceArgs is the kernel's MAX_TRACE_ARGS.
+const MaxTraceArgs = 128
+
+// Dialect is one row of the per-kernel difference table, keyed by kernel
+// release (major.minor). Every field was checked against the pinned kernel
+// of that row by booting it (tools/vmsh); a field's comment says what the
+// two rows do. Code that must behave like "the kernel" reads its dialect
+// instead of testing version numbers.
+type Dialect struct {
+	Name         string // "6.1", "6.12"
+	Major, Minor int
+
+	// MaxArgStrLen is MAX_ARGSTR_LEN, the longest fetch-argument body
+	// (after "name="): 63 on 6.1, 255 on 6.12.
+	MaxArgStrLen int
+	// ArgTooLongErrno is the errno of ARG_TOO_LONG: EINVAL on 6.1, E2BIG
+	// on 6.12 (the parser's -E2BIG reaches the write).
+	ArgTooLongErrno syscall.Errno
+	// TooManyArgs: 6.1 ignores arguments past the 128th; 6.12 fails with
+	// E2BIG and no error_log entry.
+	TooManyArgs TooManyArgsMode
+
+	// BTFArgs: $arg*, BTF parameter names, "->" fields, $argN renamed to
+	// the parameter name, BTF-typed $retval (CONFIG_PROBE_EVENTS_BTF_ARGS
+	// and >= 6.5). 6.1: no ($arg* is BAD_VAR); 6.12: yes.
+	BTFArgs bool
+	// RetprobeArgN: $argN on return probes (saved at function entry).
+	// 6.1: no (BAD_VAR); 6.12: yes.
+	RetprobeArgN bool
+	// Symstr: the "symstr" type. Both rows accept it.
+	Symstr bool
+	// NeedStringType: $comm / immediate strings with a non-string type log
+	// NEED_STRING_TYPE. 6.12 does; 6.1 fails with EINVAL and logs nothing.
+	NeedStringType bool
+	// DentryArgs: the %pd / %pD pseudo types are rewritten to dentry name
+	// fetches. 6.12: yes; 6.1: no ("%pd" is BAD_TYPE).
+	DentryArgs bool
+
+	// Fprobe: f and t lines in dynamic_events. 6.1: no (the write fails
+	// with EINVAL and logs nothing); 6.12: yes.
+	Fprobe bool
+	// FprobeMaxactive: f<N> is parsed as a maxactive (only valid with an
+	// exit probe, BAD_MAXACT_TYPE otherwise) and read back as f<N>. 6.12.
+	FprobeMaxactive bool
+	// TPNameCheck: t lines check the tracepoint name characters
+	// (BAD_TP_NAME). 6.12 (backported): yes.
+	TPNameCheck bool
+	// SanitizeStar: automatic event names also turn '*' into '_'
+	// ("f vfs_rea*" -> vfs_rea___entry). 6.12: yes.
+	SanitizeStar bool
+
+	// UnknownSymbolErrno is the errno when argv[1] names no symbol
+	// (BAD_PROBE_ADDR): ENOENT on 6.1, EINVAL on 6.12.
+	UnknownSymbolErrno syscall.Errno
+	// NonUniqSymbolErrno is the errno for NON_UNIQ_SYMBOL: EADDRNOTAVAIL
+	// on 6.1, EINVAL on 6.12. Both kernels log NON_UNIQ_SYMBOL.
+	NonUniqSymbolErrno syscall.Errno
+
+	// messages overrides the newest upstream message text of a code.
+	messages map[Code]string
+}
+
+// Message returns the error_log message text of c on this kernel.
+func (d *Dialect) Message(c Code) string {
+	if d != nil {
+		if m, ok := d.messages[c]; ok {
+			return m
+		}
+	}
+	return c.Message()
+}
+
+// dialects is the difference table, oldest first.
+var dialects = []*Dialect{
+	{
+		Name: "6.1", Major: 6, Minor: 1,
+		MaxArgStrLen:       63,
+		ArgTooLongErrno:    syscall.EINVAL,
+		TooManyArgs:        ArgsIgnoreExtra,
+		BTFArgs:            false,
+		RetprobeArgN:       false,
+		Symstr:             true,
+		NeedStringType:     false,
+		DentryArgs:         false,
+		Fprobe:             false,
+		FprobeMaxactive:    false,
+		TPNameCheck:        false,
+		SanitizeStar:       false,
+		UnknownSymbolErrno: syscall.ENOENT,
+		NonUniqSymbolErrno: syscall.EADDRNOTAVAIL,
+		messages: map[Code]string{
+			ErrBadMaxactType: "Maxactive is not for kprobe",
+			ErrFileOnKprobe:  "File offset is not available with kprobe",
+		},
+	},
+	{
+		Name: "6.12", Major: 6, Minor: 12,
+		MaxArgStrLen:       255,
+		ArgTooLongErrno:    syscall.E2BIG,
+		TooManyArgs:        ArgsE2BIG,
+		BTFArgs:            true,
+		RetprobeArgN:       true,
+		Symstr:             true,
+		NeedStringType:     true,
+		DentryArgs:         true,
+		Fprobe:             true,
+		FprobeMaxactive:    true,
+		TPNameCheck:        true,
+		SanitizeStar:       true,
+		UnknownSymbolErrno: syscall.EINVAL,
+		NonUniqSymbolErrno: syscall.EINVAL,
+		messages: map[Code]string{
+			ErrBadVar:       "Invalid $-valiable specified",
+			ErrFileOnKprobe: "File offset is not available with kprobe",
+		},
+	},
+}
+
+// Latest is 6.12's row: the newest syntax ktrace runs through eBPF.
+var Latest = dialects[len(dialects)-1]
+
+// DialectFor returns the row of the newest known release at or below
+// major.minor, or the oldest row for anything older.
+func DialectFor(major, minor int) *Dialect {
+	best := dialects[0]
+	for _, d := range dialects {
+		if d.Major < major || (d.Major == major && d.Minor <= minor) {
+			best = d
+		}
+	}
+	return best
+}
+
+// Dialects returns every row of the table, oldest first.
+func Dialects() []*Dialect {
+	return append([]*Dialect(nil), dialects...)
+}
