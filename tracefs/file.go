@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,13 +38,15 @@ func canRead(flag int) bool  { a := accMode(flag); return a == os.O_RDONLY || a 
 // writing with O_TRUNC removes every event in that file's scope first and
 // fails with EBUSY (removing nothing) if one of them is enabled; a
 // truncating open of error_log clears it; of trace, clears the (empty)
-// buffer. tracefs files cannot be created: O_CREAT on a missing name fails
-// with EACCES. Errors are *fs.PathError holding a syscall.Errno.
+// buffer. tracefs files cannot be created: O_CREAT on a missing name in an
+// existing directory fails with EACCES. Errors are *fs.PathError holding a syscall.Errno.
 func (f *FS) Open(name string, flag int) (*File, error) {
 	n, err := f.resolve(name)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) && flag&os.O_CREATE != 0 {
-			err = syscall.EACCES
+			if parent, perr := f.resolve(path.Dir(path.Clean("/" + name))); perr == nil && parent.isDir() {
+				err = syscall.EACCES
+			}
 		}
 		return nil, pathErr("open", name, err)
 	}

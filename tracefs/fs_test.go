@@ -353,6 +353,9 @@ func TestTree(t *testing.T) {
 	if _, err := fsys.Open("newfile", os.O_WRONLY|os.O_CREATE); !errors.Is(err, syscall.EACCES) {
 		t.Errorf("create: %v, want EACCES", err)
 	}
+	if _, err := fsys.Open("events/nogroup/enable", os.O_WRONLY|os.O_CREATE); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("create in missing dir: %v, want ENOENT", err)
+	}
 	if _, err := fsys.Open("events", os.O_WRONLY); !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("open dir for write: %v, want EISDIR", err)
 	}
