@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -290,6 +289,3 @@ func parseFilterFunctions(b []byte) map[string]struct{} {
 	}
 	return set
 }
-
-// isNotExist reports whether err means a missing file.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,0 +1,252 @@
+package kernel
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// Paths of the running system's introspection files.
+const (
+	hostVersion   = "/proc/version"
+	hostKallsyms  = "/proc/kallsyms"
+	hostBTF       = "/sys/kernel/btf/vmlinux"
+	hostBlacklist = "/sys/kernel/debug/kprobes/blacklist"
+	hostConfigGz  = "/proc/config.gz"
+	hostPossible  = "/sys/devices/system/cpu/possible"
+)
+
+// ErrHiddenAddresses is returned when /proc/kallsyms or the kprobe blacklist
+// show only zero addresses: the kernel hides them from unprivileged readers
+// (kernel.kptr_restrict), so the model would be useless.
+var ErrHiddenAddresses = errors.New("kernel addresses are hidden (all zero): run as root or lower kernel.kptr_restrict")
+
+// LoadHost builds a model of the running kernel from /proc/version,
+// /proc/kallsyms, the kprobe blacklist in debugfs, tracefs
+// available_filter_functions, /proc/config.gz (or /boot/config-RELEASE),
+// the possible-CPU list and, lazily, /sys/kernel/btf/vmlinux and
+// /boot/vmlinuz-RELEASE. It needs root (or CAP_SYSLOG with kptr_restrict
+// relaxed) and mounted tracefs and debugfs; errors name the missing file.
+func LoadHost() (*Model, error) {
+	files, err := hostFiles()
+	if err != nil {
+		return nil, err
+	}
+	return load(snapshotSource{
+		name: "host",
+		read: files.read,
+		has:  files.has,
+	})
+}
+
+// hostSource maps snapshot member names to the running system's files.
+type hostSource struct {
+	release string
+	tracing string
+}
+
+func hostFiles() (*hostSource, error) {
+	v, err := os.ReadFile(hostVersion)
+	if err != nil {
+		return nil, fmt.Errorf("host kernel: %w", err)
+	}
+	release, _, _, _, err := parseVersion(string(v))
+	if err != nil {
+		return nil, fmt.Errorf("host kernel: %s: %w", hostVersion, err)
+	}
+	return &hostSource{release: release, tracing: tracingDir()}, nil
+}
+
+func (h *hostSource) has(name string) bool {
+	switch name {
+	case FileBTF:
+		_, err := os.Stat(hostBTF)
+		return err == nil
+	case FileImage:
+		_, err := os.Stat(h.imagePath())
+		return err == nil
+	}
+	return true
+}
+
+func (h *hostSource) imagePath() string { return "/boot/vmlinuz-" + h.release }
+
+// read returns the content of snapshot member name taken from the running
+// system.
+func (h *hostSource) read(name string) ([]byte, error) {
+	switch name {
+	case FileVersion:
+		return readHostFile(hostVersion, "")
+	case FileCPUs:
+		return []byte(strconv.Itoa(possibleCPUs()) + "\n"), nil
+	case FileConfig:
+		return readHostConfig(h.release)
+	case FileKallsyms:
+		b, err := readHostFile(hostKallsyms, "")
+		if err != nil {
+			return nil, err
+		}
+		if zeroAddresses(b, false) {
+			return nil, fmt.Errorf("%s: %w", hostKallsyms, ErrHiddenAddresses)
+		}
+		return b, nil
+	case FileBlacklist:
+		b, err := readHostFile(hostBlacklist, "debugfs must be mounted on /sys/kernel/debug and readable (root)")
+		if err != nil {
+			return nil, err
+		}
+		if zeroAddresses(b, true) {
+			return nil, fmt.Errorf("%s: %w", hostBlacklist, ErrHiddenAddresses)
+		}
+		return b, nil
+	case FileFilter:
+		if h.tracing == "" {
+			return nil, fmt.Errorf("available_filter_functions: no tracefs with kprobe_events under /sys/kernel/tracing or /sys/kernel/debug/tracing: %w", fs.ErrNotExist)
+		}
+		return readHostFile(filepath.Join(h.tracing, "available_filter_functions"), "tracefs needs root")
+	case FileBTF:
+		return readHostFile(hostBTF, "the kernel needs CONFIG_DEBUG_INFO_BTF")
+	case FileImage:
+		return readHostFile(h.imagePath(), "")
+	}
+	return nil, fmt.Errorf("host kernel: unknown snapshot file %q: %w", name, fs.ErrNotExist)
+}
+
+// readHostFile reads path, adding hint to permission and existence errors.
+func readHostFile(path, hint string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if hint != "" && (errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)) {
+			return nil, fmt.Errorf("host kernel: %w (%s)", err, hint)
+		}
+		return nil, fmt.Errorf("host kernel: %w", err)
+	}
+	return b, nil
+}
+
+// readHostConfig returns the running kernel's .config from /proc/config.gz,
+// else /boot/config-RELEASE.
+func readHostConfig(release string) ([]byte, error) {
+	f, err := os.Open(hostConfigGz)
+	if err == nil {
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("host kernel: %s: %w", hostConfigGz, err)
+		}
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, fmt.Errorf("host kernel: %s: %w", hostConfigGz, err)
+		}
+		return b, nil
+	}
+	boot := "/boot/config-" + release
+	b, err2 := os.ReadFile(boot)
+	if err2 != nil {
+		return nil, fmt.Errorf("host kernel: no build configuration: %s: %v; %s: %w", hostConfigGz, err, boot, err2)
+	}
+	return b, nil
+}
+
+// possibleCPUs counts /sys/devices/system/cpu/possible ("0-3,8"), the
+// num_possible_cpus() the kernel sizes kretprobe instances with; it falls
+// back to the CPUs the Go runtime sees.
+func possibleCPUs() int {
+	b, err := os.ReadFile(hostPossible)
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	if n, ok := countCPUList(strings.TrimSpace(string(b))); ok {
+		return n
+	}
+	return runtime.NumCPU()
+}
+
+// countCPUList counts the CPUs of a kernel cpulist such as "0-3,8".
+func countCPUList(s string) (int, bool) {
+	n := 0
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return 0, false
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0, false
+			}
+		}
+		n += b - a + 1
+	}
+	return n, n > 0
+}
+
+// zeroAddresses reports whether every address in a kallsyms (hex first
+// field) or blacklist ("0x..-0x.." first field) listing is zero.
+func zeroAddresses(b []byte, blacklist bool) bool {
+	seen := false
+	for len(b) > 0 {
+		var line []byte
+		line, b = nextLine(b)
+		if len(line) == 0 {
+			continue
+		}
+		field := line
+		if i := bytes.IndexAny(line, " \t"); i >= 0 {
+			field = line[:i]
+		}
+		if blacklist {
+			field = bytes.ReplaceAll(bytes.ReplaceAll(field, []byte("0x"), nil), []byte("-"), nil)
+		}
+		if len(bytes.Trim(field, "0")) != 0 {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
+
+// Capture writes a snapshot of the running system into dir (created if
+// needed) in the LoadSnapshot format: kallsyms, btf, kprobes_blacklist,
+// available_filter_functions, config, version and cpus, plus vmlinuz when
+// /boot/vmlinuz-RELEASE is readable. BTF and the image are optional; every
+// other file is required and a failure names it.
+func Capture(dir string) error {
+	h, err := hostFiles()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	for _, name := range []string{FileVersion, FileCPUs, FileConfig, FileKallsyms, FileBlacklist, FileFilter, FileBTF, FileImage} {
+		optional := name == FileBTF || name == FileImage
+		if optional && !h.has(name) {
+			continue
+		}
+		b, err := h.read(name)
+		if err != nil {
+			if optional && errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return fmt.Errorf("capture %s: %w", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("capture: %w", err)
+		}
+	}
+	// Make sure what was written loads.
+	if _, err := LoadSnapshot(dir); err != nil {
+		return fmt.Errorf("capture: written snapshot does not load: %w", err)
+	}
+	return nil
+}

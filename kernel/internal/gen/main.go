@@ -1,0 +1,73 @@
+// Command gen packs a kernel snapshot directory into the compressed blob
+// that package kernel embeds (see Embedded). It runs from go generate:
+//
+//	go run ./internal/gen -src ../../shared/kernels/6.12 -out snapshot-6.12.bin
+//
+// Every snapshot file except the kernel image is stored; comment and blank
+// lines of the build configuration are dropped, since the model reads unset
+// options as "".
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ktrace-dev/ktrace/kernel/internal/blob"
+)
+
+// files are the snapshot members, in blob order.
+var files = []string{"version", "cpus", "config", "kallsyms", "kprobes_blacklist", "available_filter_functions", "btf"}
+
+func main() {
+	src := flag.String("src", "", "snapshot directory")
+	out := flag.String("out", "", "blob to write")
+	flag.Parse()
+	if *src == "" || *out == "" {
+		fmt.Fprintln(os.Stderr, "usage: gen -src DIR -out FILE")
+		os.Exit(2)
+	}
+	if err := run(*src, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(src, out string) error {
+	var members []blob.Member
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return fmt.Errorf("reading snapshot: %w", err)
+		}
+		if name == "config" {
+			b = stripConfig(b)
+		}
+		members = append(members, blob.Member{Name: name, Data: b})
+	}
+	data, err := blob.Encode(members)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		return fmt.Errorf("writing blob: %w", err)
+	}
+	fmt.Printf("gen: %s -> %s (%d bytes)\n", src, out, len(data))
+	return nil
+}
+
+// stripConfig keeps only the CONFIG_X=value lines of a .config.
+func stripConfig(b []byte) []byte {
+	var out bytes.Buffer
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		out.Write(line)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
