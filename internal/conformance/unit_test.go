@@ -1,0 +1,189 @@
+package conformance
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseErrorLog(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     *LogEntry
+	}{
+		{"empty", "", nil},
+		{"one entry", "[   12.345678] trace_kprobe: error: Unknown type is specified\n" +
+			"  Command: p:myev do_sys_openat2 +0(%di):xyz\n" +
+			"                                         ^\n",
+			&LogEntry{"trace_kprobe", "Unknown type is specified", "p:myev do_sys_openat2 +0(%di):xyz", 30}},
+		{"last of two wins", "[    1.000000] trace_kprobe: error: Invalid probed address or symbol\n" +
+			"  Command: p:a nosuch\n" +
+			"              ^\n" +
+			"[    2.000000] trace_fprobe: error: Maxactive is not for fprobe\n" +
+			"  Command: f4 vfs_read\n" +
+			"           ^\n",
+			&LogEntry{"trace_fprobe", "Maxactive is not for fprobe", "f4 vfs_read", 0}},
+		{"command looking like a header", "[  100.000001] trace_kprobe: error: Invalid argument\n" +
+			"  Command: [ 1.0] x: error: y\n" +
+			"           ^\n",
+			&LogEntry{"trace_kprobe", "Invalid argument", "[ 1.0] x: error: y", 0}},
+		{"caret missing", "[  100.000001] trace_kprobe: error: Invalid argument\n" +
+			"  Command: p:a b\n" +
+			"\n",
+			&LogEntry{"trace_kprobe", "Invalid argument", "p:a b", -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ParseErrorLog(tc.in); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ParseErrorLog = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEventNames(t *testing.T) {
+	got := EventNames([]string{
+		"p:kprobes/a vfs_read",
+		"#  arg1: REG(0) -> END",
+		"r16:kprobes/r_vfs_read_0 vfs_read arg1=$retval",
+		"p:kprobes/a vfs_write",
+		"f:fprobes/vfs_read__entry vfs_read",
+		"t:tracepoints/sched_switch sched_switch",
+		"garbage",
+		"",
+	})
+	want := []string{"kprobes/a", "kprobes/r_vfs_read_0", "fprobes/vfs_read__entry", "tracepoints/sched_switch"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("EventNames = %q, want %q", got, want)
+	}
+}
+
+func TestLines(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":         {},
+		"a\n":      {"a"},
+		"a\nb\n":   {"a", "b"},
+		"a\n\nb":   {"a", "", "b"},
+		"a\nb\n\n": {"a", "b", ""},
+	} {
+		if got := Lines(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Lines(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFileSelection(t *testing.T) {
+	for line, want := range map[string]string{
+		"p:a vfs_read": KprobeEvents, "r vfs_read": KprobeEvents, "-:a": KprobeEvents,
+		"f vfs_read": DynamicEvents, "t sched_switch": DynamicEvents, " p vfs_read": DynamicEvents,
+		"!:a": DynamicEvents, "": DynamicEvents,
+	} {
+		if got := DefaultFile(line); got != want {
+			t.Errorf("DefaultFile(%q) = %s, want %s", line, got, want)
+		}
+	}
+	for _, tc := range []struct{ in, def, file, line string }{
+		{"p:a vfs_read", KprobeEvents, KprobeEvents, "p:a vfs_read"},
+		{"dynamic_events:f vfs_read", KprobeEvents, DynamicEvents, "f vfs_read"},
+		{"kprobe_events:p:a b", DynamicEvents, KprobeEvents, "p:a b"},
+		{"f vfs_read", DynamicEvents, DynamicEvents, "f vfs_read"},
+	} {
+		if f, l := SetupTarget(tc.in, tc.def); f != tc.file || l != tc.line {
+			t.Errorf("SetupTarget(%q, %s) = %s, %q; want %s, %q", tc.in, tc.def, f, l, tc.file, tc.line)
+		}
+	}
+}
+
+func TestLoadCases(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("b.jsonl", `{"line":"p:a vfs_read"}`+"\n\n"+
+		`{"line":"f vfs_read","kernels":["6.12"]}`+"\n"+
+		`{"line":"-:a","setup":["p:a vfs_read"],"enable":["kprobes/a"],"note":"busy"}`+"\n")
+	write("a.jsonl", `{"line":"t sched_switch","file":"dynamic_events"}`+"\n")
+	write("golden-6.1.jsonl", `{"corpus":"x","index":0}`+"\n")
+	got, err := LoadCases(dir, "6.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Case{
+		{Corpus: "a.jsonl", Index: 0, Line: "t sched_switch", Setup: []string{}, File: DynamicEvents},
+		{Corpus: "b.jsonl", Index: 0, Line: "p:a vfs_read", Setup: []string{}, File: KprobeEvents},
+		{Corpus: "b.jsonl", Index: 2, Line: "-:a", Setup: []string{"p:a vfs_read"}, File: KprobeEvents, Enable: []string{"kprobes/a"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LoadCases =\n%+v\nwant\n%+v", got, want)
+	}
+	write("c.jsonl", `{"line":"p:a b","file":"uprobe_events"}`+"\n")
+	if _, err := LoadCases(dir, "6.1"); err == nil {
+		t.Error("an unknown file was accepted")
+	}
+}
+
+func TestCompare(t *testing.T) {
+	base := func() *Result {
+		return &Result{
+			OK: false, Errno: "EINVAL", SetupErrnos: []string{""},
+			Error:    &LogEntry{"trace_kprobe", "Unknown type is specified", "p:a b +0(%di):xyz", 20},
+			Readback: []string{"p:kprobes/x vfs_read"},
+			Formats:  map[string]string{"kprobes/x": "name: x\nID: 1392\nformat:\n"},
+		}
+	}
+	fields := func(ds []Diff) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Field)
+		}
+		return out
+	}
+	if d := Compare(base(), base()); len(d) != 0 {
+		t.Errorf("identical results differ: %+v", d)
+	}
+	g := base()
+	g.Formats["kprobes/x"] = "name: x\nID: 1554\nformat:\n" // IDs are ignored
+	if d := Compare(base(), g); len(d) != 0 {
+		t.Errorf("results differing only in ID differ: %+v", d)
+	}
+	g = base()
+	g.Error.Pos, g.Error.Msg, g.Errno = 21, "Invalid type", "ENOENT"
+	g.Readback = nil
+	g.Formats = map[string]string{"kprobes/y": "name: y\n"}
+	want := []string{"errno", "msg", "pos", "readback", "formats[kprobes/x]", "formats[kprobes/y]"}
+	if got := fields(Compare(base(), g)); !reflect.DeepEqual(got, want) {
+		t.Errorf("Compare fields = %q, want %q", got, want)
+	}
+	g = base()
+	g.Error, g.OK, g.SetupErrnos = nil, true, []string{"EEXIST"}
+	want = []string{"setup_errnos", "ok", "error"}
+	if got := fields(Compare(base(), g)); !reflect.DeepEqual(got, want) {
+		t.Errorf("Compare fields = %q, want %q", got, want)
+	}
+}
+
+func TestGoldenRoundTrip(t *testing.T) {
+	rs := []Result{{
+		Corpus: "a.jsonl", Index: 3, Line: "r vfs_read", Setup: []string{}, File: KprobeEvents,
+		SetupErrnos: []string{}, OK: true, Readback: []string{"r16:kprobes/r_vfs_read_0 vfs_read"},
+		Formats: map[string]string{"kprobes/r_vfs_read_0": "print fmt: \"(%lx <- %lx)\"\n"},
+	}}
+	p := filepath.Join(t.TempDir(), "golden.jsonl")
+	if err := WriteGolden(p, rs); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if !strings.Contains(string(b), `(%lx <- %lx)`) {
+		t.Errorf("golden escapes HTML characters: %s", b)
+	}
+	got, err := ReadGolden(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rs) {
+		t.Errorf("round trip = %+v, want %+v", got, rs)
+	}
+}
