@@ -29,6 +29,7 @@ func (f *FS) logErrors(es []LogEntry) {
 	for _, e := range es {
 		f.errlog = append(f.errlog, logRecord{at: at, LogEntry: e})
 	}
+	f.logged += uint64(len(es))
 	if n := len(f.errlog); n > errorLogMax {
 		f.errlog = append([]logRecord(nil), f.errlog[n-errorLogMax:]...)
 	}
@@ -39,6 +40,15 @@ func (f *FS) ClearErrorLog() {
 	f.mu.Lock()
 	f.errlog = nil
 	f.mu.Unlock()
+}
+
+// ErrorLogCount is the number of entries ever added to error_log (kept
+// or dropped); comparing it before and after a write tells how many
+// entries the write added.
+func (f *FS) ErrorLogCount() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.logged
 }
 
 // ErrorLog returns the entries currently in error_log, oldest first.

@@ -48,6 +48,7 @@ type FS struct {
 
 	mu        sync.Mutex
 	errlog    []logRecord
+	logged    uint64
 	tracingOn bool
 	filters   map[eventKey]string
 	sysFilter map[string]string
