@@ -14,5 +14,7 @@ require (
 	github.com/ulikunitz/xz v0.5.17 // indirect
 	golang.org/x/arch v0.33.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/term v0.45.0 // indirect
+	golang.org/x/tools v0.40.1-0.20260108161641-ca281cf95054 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
