@@ -26,6 +26,7 @@ type Result struct {
 	Line        string            `json:"line"`
 	Setup       []string          `json:"setup"`
 	File        string            `json:"file"`
+	Enable      []string          `json:"enable,omitempty"`        // events enabled after setup, as in the corpus
 	SetupErrnos []string          `json:"setup_errnos"`            // per setup line, "" on success
 	EnableErrs  []string          `json:"enable_errnos,omitempty"` // per enabled event, only when one failed
 	OK          bool              `json:"ok"`
@@ -128,6 +129,7 @@ func Compare(want, got *Result) []Diff {
 		}
 	}
 	add("setup_errnos", strings.Join(want.SetupErrnos, ","), strings.Join(got.SetupErrnos, ","))
+	add("enable_errnos", strings.Join(want.EnableErrs, ","), strings.Join(got.EnableErrs, ","))
 	add("ok", fmt.Sprint(want.OK), fmt.Sprint(got.OK))
 	add("errno", want.Errno, got.Errno)
 	switch {

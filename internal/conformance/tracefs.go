@@ -144,7 +144,7 @@ func EventNames(readback []string) []string {
 // and records the outcome.
 func (t *Tracefs) RunCase(c *Case, disableFirst bool) Result {
 	r := Result{
-		Corpus: c.Corpus, Index: c.Index, Line: c.Line, Setup: c.Setup, File: c.File,
+		Corpus: c.Corpus, Index: c.Index, Line: c.Line, Setup: c.Setup, File: c.File, Enable: c.Enable,
 		SetupErrnos: []string{}, Readback: []string{}, Formats: map[string]string{},
 	}
 	if r.Setup == nil {

@@ -149,7 +149,8 @@ func checkAgainstGolden(t *testing.T, path string, got []Result) {
 	stale := 0
 	for i := range got {
 		w, ok := byKey[got[i].Key()]
-		if !ok || w.Line != got[i].Line || strings.Join(w.Setup, "\n") != strings.Join(got[i].Setup, "\n") || w.File != got[i].File {
+		if !ok || w.Line != got[i].Line || strings.Join(w.Setup, "\n") != strings.Join(got[i].Setup, "\n") ||
+			w.File != got[i].File || strings.Join(w.Enable, "\n") != strings.Join(got[i].Enable, "\n") {
 			stale++
 			continue
 		}

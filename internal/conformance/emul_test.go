@@ -1,0 +1,265 @@
+//go:build ktrace_emulation
+
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// emulate runs each case through ktrace's own registry, a fresh one per
+// case (as the guest clears all events before each), and returns results
+// shaped like the kernel's.
+func emulate(m *kernel.Model, d *grammar.Dialect, cases []Case) []Result {
+	out := make([]Result, len(cases))
+	for i := range cases {
+		out[i] = emulateCase(m, d, &cases[i])
+	}
+	return out
+}
+
+func fileOf(name string) events.File {
+	if name == DynamicEvents {
+		return events.DynamicEvents
+	}
+	return events.KprobeEvents
+}
+
+func emulateCase(m *kernel.Model, d *grammar.Dialect, c *Case) (r Result) {
+	r = Result{
+		Corpus: c.Corpus, Index: c.Index, Line: c.Line, Setup: c.Setup, File: c.File, Enable: c.Enable,
+		SetupErrnos: []string{}, Readback: []string{}, Formats: map[string]string{},
+	}
+	defer func() {
+		// ktrace must never panic on user input: a panic is a
+		// disagreement like any other, reported with the case.
+		if p := recover(); p != nil {
+			r.Problems = append(r.Problems, fmt.Sprintf("ktrace panicked: %v", p))
+		}
+	}()
+	reg := events.NewRegistry(m, d)
+	for _, s := range c.Setup {
+		file, line := SetupTarget(s, c.File)
+		_, err := reg.Write(fileOf(file), []byte(line+"\n"))
+		r.SetupErrnos = append(r.SetupErrnos, ErrnoName(err))
+	}
+	var enableErrs []string
+	failed := false
+	for _, name := range c.Enable {
+		grp, ev, _ := strings.Cut(name, "/")
+		var err error = syscall.ENOENT
+		if e := reg.Event(grp, ev); e != nil {
+			err = reg.SetEnabled(e, true)
+		}
+		enableErrs = append(enableErrs, ErrnoName(err))
+		failed = failed || err != nil
+	}
+	if failed {
+		r.EnableErrs = enableErrs
+	}
+	_, err := reg.Write(fileOf(c.File), []byte(c.Line+"\n"))
+	r.OK, r.Errno = err == nil, ErrnoName(err)
+	var we *events.WriteError
+	if errors.As(err, &we) && we.Log != nil {
+		r.Error = &LogEntry{Subsys: we.Log.Subsys, Msg: we.Log.Msg, Cmd: we.Log.Cmd, Pos: we.Log.Pos}
+	}
+	r.Readback = Lines(reg.Readback(fileOf(c.File)))
+	for _, e := range reg.Events() {
+		r.Formats[e.Group+"/"+e.Name] = e.Format()
+	}
+	return r
+}
+
+// loadModel opens the snapshot of kernel k and its dialect row.
+func loadModel(k vmtest.Kernel) (*kernel.Model, *grammar.Dialect, error) {
+	m, err := kernel.LoadSnapshot(k.Dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kernel snapshot %s: %w", k.Name, err)
+	}
+	major, minor, _ := m.KernelVersion()
+	return m, grammar.DialectFor(major, minor), nil
+}
+
+// reportEmulation compares ktrace's emulation of the cases behind want
+// with the kernel's results, prints the agreement figure and every
+// disagreement field by field, and returns the keys that disagree.
+// Disagreements whose key is in known are listed but not counted as
+// failures; the caller decides what fails.
+func reportEmulation(t *testing.T, k vmtest.Kernel, want []Result, known map[string]string) []string {
+	t.Helper()
+	m, d, err := loadModel(k)
+	if err != nil {
+		t.Errorf("conformance %s: %v", k.Name, err)
+		return nil
+	}
+	cases := make([]Case, len(want))
+	for i, w := range want {
+		cases[i] = Case{Corpus: w.Corpus, Index: w.Index, Line: w.Line, Setup: w.Setup, File: w.File, Enable: w.Enable}
+	}
+	return compareEmulation(t, k.Name, want, emulate(m, d, cases), known)
+}
+
+// compareEmulation prints the agreement of got (ktrace) with want (Linux)
+// and returns the keys of the disagreeing cases.
+func compareEmulation(t *testing.T, kernelName string, want, got []Result, known map[string]string) []string {
+	t.Helper()
+	var bad []string
+	var report strings.Builder
+	for i := range want {
+		diffs := Compare(&want[i], &got[i])
+		for _, p := range got[i].Problems {
+			diffs = append(diffs, Diff{Field: "ktrace", Want: "", Got: p})
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		key := want[i].Key()
+		bad = append(bad, key)
+		tag := ""
+		if reason, ok := known[kernelName+"\t"+key]; ok {
+			tag = " [known: " + reason + "]"
+		}
+		fmt.Fprintf(&report, "%s %s %q%s\n", kernelName, key, want[i].Line, tag)
+		for _, d := range diffs {
+			fmt.Fprintf(&report, "    %s:\n      linux:  %s\n      ktrace: %s\n", d.Field, indent(d.Want), indent(d.Got))
+		}
+	}
+	n := len(want)
+	pct := 100.0
+	if n > 0 {
+		pct = 100 * float64(n-len(bad)) / float64(n)
+	}
+	t.Logf("conformance %s: %d/%d agree (%.1f%%)", kernelName, n-len(bad), n, pct)
+	if report.Len() > 0 {
+		t.Logf("disagreements on %s:\n%s", kernelName, report.String())
+	}
+	return bad
+}
+
+func indent(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return strings.ReplaceAll(s, "\n", "\n              ")
+}
+
+// readKnown parses known-differences.txt: "kernel<TAB>corpus:index<TAB>reason"
+// per line, '#' comments and blank lines ignored. Keys are
+// "kernel<TAB>corpus:index".
+func readKnown(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("known differences: %w", err)
+	}
+	out := map[string]string{}
+	for n, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) != 3 || f[0] == "" || !strings.Contains(f[1], ":") || strings.TrimSpace(f[2]) == "" {
+			return nil, fmt.Errorf("%s:%d: want kernel<TAB>corpus:index<TAB>reason, got %q", path, n+1, line)
+		}
+		out[f[0]+"\t"+f[1]] = f[2]
+	}
+	return out, nil
+}
+
+// TestConformanceGolden checks ktrace's emulation against the committed
+// goldens of every pinned kernel, without a VM. It fails on any
+// disagreement not listed in known-differences.txt, on listed differences
+// that no longer occur, and on goldens that are out of date with the corpus.
+func TestConformanceGolden(t *testing.T) {
+	dir := corpusDir(t)
+	goldens, err := filepath.Glob(filepath.Join(dir, "golden-*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(goldens) == 0 {
+		t.Skipf("no goldens in %s", dir)
+	}
+	known, err := readKnown(filepath.Join(dir, "known-differences.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kdir, err := vmtest.KernelsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(goldens)
+	seen := map[string]bool{}
+	for _, g := range goldens {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(g), "golden-"), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			k := vmtest.Kernel{Name: name, Dir: filepath.Join(kdir, name)}
+			if _, err := os.Stat(filepath.Join(k.Dir, "kallsyms")); err != nil {
+				msg := fmt.Sprintf("kernel snapshot %s missing (%v): provide ../shared/kernels or KTRACE_KERNELS", name, err)
+				if os.Getenv("CI") == "true" {
+					t.Fatal(msg)
+				}
+				t.Skip(msg)
+			}
+			want, err := ReadGolden(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGoldenFresh(t, dir, name, want)
+			bad := reportEmulation(t, k, want, known)
+			unexpected := 0
+			for _, key := range bad {
+				seen[name+"\t"+key] = true
+				if _, ok := known[name+"\t"+key]; !ok {
+					unexpected++
+				}
+			}
+			stillKnown := 0
+			for kk := range known {
+				if strings.HasPrefix(kk, name+"\t") {
+					if seen[kk] {
+						stillKnown++
+					} else {
+						t.Errorf("known-differences.txt: %s now agrees (or names no case): remove the line", strings.ReplaceAll(kk, "\t", " "))
+					}
+				}
+			}
+			t.Logf("conformance %s: %d known differences remain", name, stillKnown)
+			if unexpected > 0 {
+				t.Errorf("conformance %s: %d disagreements with Linux not in known-differences.txt", name, unexpected)
+			}
+		})
+	}
+}
+
+// checkGoldenFresh fails when the corpus has cases the golden lacks or
+// the golden's cases no longer match the corpus.
+func checkGoldenFresh(t *testing.T, dir, kernelName string, want []Result) {
+	t.Helper()
+	cases, err := LoadCases(dir, kernelName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := len(cases) != len(want)
+	for i := 0; !stale && i < len(cases); i++ {
+		w := &want[i]
+		stale = cases[i].Key() != w.Key() || cases[i].Line != w.Line || cases[i].File != w.File ||
+			strings.Join(cases[i].Setup, "\n") != strings.Join(w.Setup, "\n") ||
+			strings.Join(cases[i].Enable, "\n") != strings.Join(w.Enable, "\n")
+	}
+	if stale {
+		t.Errorf("golden-%s.jsonl is out of date with the corpus (%d cases, %d golden): go test ./internal/conformance -run VM -update", kernelName, len(cases), len(want))
+	}
+}
