@@ -1,0 +1,150 @@
+//go:build ktrace_events
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/tracefs"
+	"golang.org/x/sys/unix"
+)
+
+// env is the kernel model and syntax a command works with.
+type env struct {
+	model   *kernel.Model
+	dialect *grammar.Dialect
+}
+
+// loadEnv opens the kernel model and picks the dialect. defSyntax is the
+// command's default for --syntax.
+func (g *globals) loadEnv(defSyntax string) (*env, error) {
+	m, err := kernel.Open(g.kernel)
+	if err != nil {
+		spec := g.kernel
+		if spec == "" {
+			spec = "auto"
+		}
+		return nil, &exitError{code: codeForSystemError(err), err: fmt.Errorf("kernel model %s: %w", spec, err)}
+	}
+	syntax := g.syntax
+	if syntax == "" {
+		syntax = defSyntax
+	}
+	d := grammar.Latest
+	if syntax == "kernel" {
+		major, minor, _ := m.KernelVersion()
+		d = grammar.DialectFor(major, minor)
+	}
+	return &env{model: m, dialect: d}, nil
+}
+
+// codeForSystemError maps a failure to open or capture a kernel to exit 3
+// when it is a missing privilege or kernel feature, else 1.
+func codeForSystemError(err error) int {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM) ||
+		errors.Is(err, kernel.ErrHiddenAddresses) || errors.Is(err, kernel.ErrNoBTF) {
+		return exitNoAccess
+	}
+	return exitRejected
+}
+
+// world is one emulated tracefs over a fresh event registry.
+type world struct {
+	reg *events.Registry
+	fs  *tracefs.FS
+}
+
+func (e *env) newWorld() *world {
+	reg := events.NewRegistry(e.model, e.dialect)
+	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), tracefs.Options{
+		Major: e.dialect.Major,
+		Minor: e.dialect.Minor,
+		CPUs:  e.model.CPUs(),
+	})
+	return &world{reg: reg, fs: fsys}
+}
+
+// writeResult is the outcome of one write(2) to a control file.
+type writeResult struct {
+	errno syscall.Errno // 0 on success
+	logs  []tracefs.LogEntry
+}
+
+// writeLine appends line+"\n" to the control file as one write(2), like
+// `echo LINE >> FILE`.
+func (w *world) writeLine(file tracefs.ControlFile, line string) writeResult {
+	before := w.fs.ErrorLogCount()
+	h, err := w.fs.Open(file.String(), os.O_WRONLY|os.O_APPEND)
+	if err != nil {
+		return writeResult{errno: errnoOf(err)}
+	}
+	defer h.Close()
+	_, err = h.Write([]byte(line + "\n"))
+	if err == nil {
+		return writeResult{}
+	}
+	res := writeResult{errno: errnoOf(err)}
+	if added := w.fs.ErrorLogCount() - before; added > 0 {
+		logs := w.fs.ErrorLog()
+		if added > uint64(len(logs)) {
+			added = uint64(len(logs))
+		}
+		res.logs = logs[uint64(len(logs))-added:]
+	}
+	return res
+}
+
+func errnoOf(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return syscall.EINVAL
+}
+
+// errnoName is the symbolic name of an errno ("EINVAL").
+func errnoName(e syscall.Errno) string {
+	if n := unix.ErrnoName(e); n != "" {
+		return n
+	}
+	return fmt.Sprintf("errno %d", int(e))
+}
+
+// strerror is the C library's text for an errno ("Invalid argument"), as
+// busybox prints it.
+func strerror(e syscall.Errno) string {
+	s := e.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// defaultFile is the control file a line goes to when none is given: the
+// kprobe lines (and removals) to kprobe_events, everything else to
+// dynamic_events.
+func defaultFile(line string) tracefs.ControlFile {
+	if line != "" && (line[0] == 'p' || line[0] == 'r' || line[0] == '-') {
+		return tracefs.KprobeEvents
+	}
+	return tracefs.DynamicEvents
+}
+
+// parseFile maps a --file value to a control file.
+func parseFile(s string) (tracefs.ControlFile, bool) {
+	switch s {
+	case "kprobe_events":
+		return tracefs.KprobeEvents, true
+	case "dynamic_events":
+		return tracefs.DynamicEvents, true
+	}
+	return 0, false
+}

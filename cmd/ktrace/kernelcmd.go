@@ -1,0 +1,101 @@
+//go:build ktrace_events
+
+package main
+
+import (
+	"fmt"
+
+	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/spf13/cobra"
+)
+
+func newKernelCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kernel",
+		Short: "Inspect the kernel model or capture the running kernel as a snapshot",
+		Args:  usageArgs(cobra.NoArgs),
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "info",
+		Short: "Describe the kernel model ktrace uses",
+		Long: `info prints the model selected by --kernel: its source, release, version,
+architecture, CPU count, the syntax (dialect) check and sh follow, and
+which optional data it has (BTF, a decodable image for instruction-boundary
+checks).`,
+		Example: `  ktrace kernel info
+  ktrace --kernel embedded kernel info --output json`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := g.loadEnv("kernel")
+			if err != nil {
+				return err
+			}
+			m := e.model
+			major, minor, patch := m.KernelVersion()
+			info := struct {
+				Source   string `json:"source"`
+				Release  string `json:"release"`
+				Version  string `json:"version"`
+				Arch     string `json:"arch"`
+				CPUs     int    `json:"cpus"`
+				Syntax   string `json:"syntax"`
+				Symbols  int    `json:"symbols"`
+				BTF      bool   `json:"btf"`
+				BTFArgs  bool   `json:"btf_args"`
+				Fprobe   bool   `json:"fprobe"`
+				BTFError string `json:"btf_error,omitempty"`
+			}{
+				Source:  m.Source(),
+				Release: m.Release(),
+				Version: fmt.Sprintf("%d.%d.%d", major, minor, patch),
+				Arch:    m.Arch().Name,
+				CPUs:    m.CPUs(),
+				Syntax:  e.dialect.Name,
+				Symbols: m.NumSymbols(),
+				BTF:     m.BTF() != nil,
+				BTFArgs: e.dialect.BTFArgs,
+				Fprobe:  e.dialect.Fprobe,
+			}
+			if err := m.BTFError(); err != nil {
+				info.BTFError = err.Error()
+			}
+			if g.output == "json" {
+				return writeJSON(cmd.OutOrStdout(), info)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "source:   %s\n", info.Source)
+			fmt.Fprintf(out, "release:  %s\n", info.Release)
+			fmt.Fprintf(out, "version:  %s\n", info.Version)
+			fmt.Fprintf(out, "arch:     %s\n", info.Arch)
+			fmt.Fprintf(out, "cpus:     %d\n", info.CPUs)
+			fmt.Fprintf(out, "syntax:   %s (BTF args %v, fprobe %v)\n", info.Syntax, info.BTFArgs, info.Fprobe)
+			fmt.Fprintf(out, "symbols:  %d\n", info.Symbols)
+			if info.BTF {
+				fmt.Fprintf(out, "btf:      yes\n")
+			} else {
+				fmt.Fprintf(out, "btf:      no (%s)\n", info.BTFError)
+			}
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "capture DIR",
+		Short: "Write a snapshot of the running kernel to DIR",
+		Long: `capture writes the running kernel's model files (kallsyms, btf,
+kprobes_blacklist, available_filter_functions, config, version, cpus and,
+when readable, vmlinuz) into DIR, for use with --kernel DIR on another
+machine. Reading kallsyms addresses and the kprobe blacklist needs root;
+without it capture exits 3 naming what is missing.`,
+		Example: `  sudo ktrace kernel capture ./mykernel
+  ktrace --kernel ./mykernel check 'p:ev vfs_read'`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := kernel.Capture(args[0]); err != nil {
+				return &exitError{code: codeForSystemError(err), err: fmt.Errorf("kernel capture: %w", err)}
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "ktrace: captured the running kernel into %s\n", args[0])
+			return nil
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,149 @@
+//go:build ktrace_events
+
+// Command ktrace checks, manages and runs Linux kprobe and fprobe event
+// definitions against a model of a kernel: a line is accepted or rejected
+// exactly as the kernel's kprobe_events / dynamic_events would, with the
+// same errno, error_log entry, readback and format files.
+//
+// Exit codes: 0 success, 1 a rejected line or failed operation, 2 a usage
+// error, 3 a missing privilege or kernel feature.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitRejected = 1
+	exitUsage    = 2
+	exitNoAccess = 3
+)
+
+// exitError carries the exit code a failure maps to. quiet means the
+// message was already printed (e.g. an error_log entry).
+type exitError struct {
+	code  int
+	err   error
+	quiet bool
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func failf(code int, format string, args ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+// rejected is the quiet exit 1 after output that already explains it.
+var rejected = &exitError{code: exitRejected, quiet: true}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes ktrace with args and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if !ee.quiet && ee.err != nil {
+			fmt.Fprintf(stderr, "ktrace: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// Everything cobra itself rejects (unknown verb, bad flag, wrong
+	// argument count) is a usage error.
+	fmt.Fprintf(stderr, "ktrace: %v\n", err)
+	fmt.Fprintf(stderr, "Run 'ktrace --help' for usage.\n")
+	return exitUsage
+}
+
+// globals are the persistent flags.
+type globals struct {
+	kernel  string
+	syntax  string
+	output  string
+	session string
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "ktrace",
+		Short: "Check and manage Linux kprobe/fprobe event definitions against a kernel model",
+		Long: `ktrace accepts or rejects kprobe_events / dynamic_events lines exactly like
+Linux: same errno, same error_log message and caret, same readback and
+events/GROUP/EVENT/format files. It works from a model of a kernel: the
+running system (--kernel host), a snapshot directory, or the 6.12 snapshot
+built into ktrace (--kernel embedded).
+
+Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
+3 missing privilege or kernel feature.`,
+		Example: `  ktrace check 'p:myev do_sys_openat2 $arg1'
+  ktrace --kernel embedded check -f probes.txt --output json
+  ktrace add 'r:myret vfs_read $retval' && ktrace ls
+  ktrace sh -c 'echo "p:ev vfs_read" >> kprobe_events; cat events/kprobes/ev/format'`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.kernel, "kernel", os.Getenv("KTRACE_KERNEL"), "kernel model: host, embedded or a snapshot DIR (default: $KTRACE_KERNEL, else host when probeable, else embedded)")
+	pf.StringVar(&g.syntax, "syntax", "", "probe syntax: kernel (the model's release) or latest (6.12 on any model); default kernel for check/sh, latest otherwise")
+	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
+	pf.StringVar(&g.session, "session", "", "session file (default $XDG_STATE_HOME/ktrace/session or ~/.local/state/ktrace/session)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if g.output != "text" && g.output != "json" {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--output must be text or json, not %q", g.output)}
+		}
+		if g.syntax != "" && g.syntax != "kernel" && g.syntax != "latest" {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--syntax must be kernel or latest, not %q", g.syntax)}
+		}
+		return nil
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see 'ktrace %s --help')", err, cmd.Name())}
+	})
+	root.AddCommand(
+		newCheckCmd(g),
+		newAddCmd(g),
+		newRmCmd(g),
+		newLsCmd(g),
+		newFormatCmd(g),
+		newEnableCmd(g, true),
+		newEnableCmd(g, false),
+		newShCmd(g),
+		newKernelCmd(g),
+	)
+	return root
+}
+
+// usageArgs wraps a cobra argument validator so its failures exit 2.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%w (see 'ktrace %s --help')", err, cmd.CommandPath()[len("ktrace "):])}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,374 @@
+//go:build ktrace_events
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/spf13/cobra"
+)
+
+// A session is the set of events `ktrace add` built up, kept between
+// invocations in a plain text file: the dynamic_events readback (one probe
+// per line, re-creatable by writing it back) followed by one
+// "#enabled GROUP/EVENT" line per enabled event. The kernel drops
+// everything after '#', so the file can be written to a real
+// dynamic_events as is.
+const (
+	sessionHeader = "# ktrace session: dynamic_events lines; '#enabled GROUP/EVENT' marks enabled events"
+	enabledPrefix = "#enabled "
+)
+
+func (g *globals) sessionPath() (string, error) {
+	if g.session != "" {
+		return g.session, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "ktrace", "session"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", failf(exitUsage, "no session file: set --session, $XDG_STATE_HOME or $HOME: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "ktrace", "session"), nil
+}
+
+// session is a loaded session.
+type session struct {
+	path string
+	env  *env
+	w    *world
+}
+
+// loadSession replays the session file into a fresh world. A line the
+// model no longer accepts (e.g. the file was made with another --kernel)
+// is an error naming the line.
+func (g *globals) loadSession() (*session, error) {
+	p, err := g.sessionPath()
+	if err != nil {
+		return nil, err
+	}
+	e, err := g.loadEnv("latest")
+	if err != nil {
+		return nil, err
+	}
+	s := &session{path: p, env: e, w: e.newWorld()}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, failf(exitRejected, "read session: %w", err)
+	}
+	var enabled []string
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, enabledPrefix); ok {
+			enabled = append(enabled, strings.TrimSpace(rest))
+			continue
+		}
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if res := s.w.writeLine(tracefs.DynamicEvents, line); res.errno != 0 {
+			msg := strerror(res.errno)
+			if len(res.logs) > 0 {
+				msg = res.logs[len(res.logs)-1].Msg
+			}
+			return nil, failf(exitRejected, "session %s line %d (%s) is not accepted by kernel model %s: %s", p, n, line, e.model.Release(), msg)
+		}
+	}
+	for _, name := range enabled {
+		ev, err := s.find(name)
+		if err != nil {
+			return nil, failf(exitRejected, "session %s: %w", p, err)
+		}
+		if err := s.w.reg.SetEnabled(ev, true); err != nil {
+			return nil, failf(exitRejected, "session %s: enable %s: %w", p, name, err)
+		}
+	}
+	return s, nil
+}
+
+// save writes the session file.
+func (s *session) save() error {
+	var b strings.Builder
+	b.WriteString(sessionHeader + "\n")
+	b.WriteString(s.w.reg.Readback(events.DynamicEvents))
+	for _, ev := range s.w.reg.Events() {
+		if ev.Enabled {
+			b.WriteString(enabledPrefix + ev.Group + "/" + ev.Name + "\n")
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return failf(exitRejected, "save session: %w", err)
+	}
+	tmp := s.path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return failf(exitRejected, "save session: %w", err)
+	}
+	if err := os.Rename(tmp, s.path); err != nil {
+		return failf(exitRejected, "save session: %w", err)
+	}
+	return nil
+}
+
+// find resolves "GROUP/EVENT" or a bare event name that is unique across
+// groups.
+func (s *session) find(name string) (*events.Event, error) {
+	if g, n, ok := strings.Cut(name, "/"); ok {
+		if ev := s.w.reg.Event(g, n); ev != nil {
+			return ev, nil
+		}
+		return nil, fmt.Errorf("no event %s", name)
+	}
+	var found []*events.Event
+	for _, ev := range s.w.reg.Events() {
+		if ev.Name == name {
+			found = append(found, ev)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("no event %s", name)
+	case 1:
+		return found[0], nil
+	}
+	return nil, fmt.Errorf("event name %s is ambiguous: give GROUP/%s", name, name)
+}
+
+func newAddCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "add LINE...",
+		Short: "Add probe events to the session (all or nothing)",
+		Long: `add writes each LINE to the session's dynamic_events, in order. Like
+register_kprobes, it is all or nothing: if one line is rejected its
+error_log entry is printed and no line is added. On success the readback
+of the new probes is printed. --syntax defaults to latest here.`,
+		Example: `  ktrace add 'p:myev do_sys_openat2 dfd=%di:s32 path=+0(%si):string'
+  ktrace add 'r:myret vfs_read $retval' 'f:fe vfs_write $arg*'
+  ktrace --session ./probes.session add 'p:ev vfs_read'`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.loadSession()
+			if err != nil {
+				return err
+			}
+			before := len(splitLines(s.w.reg.Readback(events.DynamicEvents)))
+			for _, line := range args {
+				res := s.w.writeLine(tracefs.DynamicEvents, line)
+				if res.errno == 0 {
+					continue
+				}
+				stderr := cmd.ErrOrStderr()
+				if n := len(res.logs); n > 0 {
+					fmt.Fprint(stderr, tracefs.FormatLogEntry(res.logs[n-1]))
+				}
+				return failf(exitRejected, "add %q: write error: %s (%s); nothing added", line, strerror(res.errno), errnoName(res.errno))
+			}
+			if err := s.save(); err != nil {
+				return err
+			}
+			all := splitLines(s.w.reg.Readback(events.DynamicEvents))
+			if before <= len(all) {
+				for _, l := range all[before:] {
+					fmt.Fprintln(cmd.OutOrStdout(), l)
+				}
+			}
+			return nil
+		},
+	}
+	return cmd
+}
+
+func newRmCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm GROUP/EVENT...",
+		Short: "Remove events from the session",
+		Long: `rm removes each event as '-:GROUP/EVENT' written to dynamic_events would.
+An enabled event cannot be removed (EBUSY); 'GROUP/' removes a whole group.
+Either every removal succeeds or the session is left unchanged.`,
+		Example: `  ktrace rm kprobes/myev
+  ktrace rm myev
+  ktrace rm kprobes/`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.loadSession()
+			if err != nil {
+				return err
+			}
+			for _, name := range args {
+				target := name
+				if !strings.Contains(name, "/") {
+					ev, err := s.find(name)
+					if err != nil {
+						return failf(exitRejected, "rm: %w", err)
+					}
+					target = ev.Group + "/" + ev.Name
+				}
+				res := s.w.writeLine(tracefs.DynamicEvents, "-:"+target)
+				switch res.errno {
+				case 0:
+				case syscall.ENOENT:
+					return failf(exitRejected, "rm %s: no such event; nothing removed", name)
+				case syscall.EBUSY:
+					return failf(exitRejected, "rm %s: event is enabled (EBUSY); disable it first; nothing removed", name)
+				default:
+					return failf(exitRejected, "rm %s: %s (%s); nothing removed", name, strerror(res.errno), errnoName(res.errno))
+				}
+			}
+			return s.save()
+		},
+	}
+}
+
+// lsEvent is one event in `ktrace ls --output json`.
+type lsEvent struct {
+	Group   string   `json:"group"`
+	Name    string   `json:"name"`
+	ID      int      `json:"id"`
+	Kind    string   `json:"kind"`
+	Enabled bool     `json:"enabled"`
+	Probes  []string `json:"probes"`
+}
+
+func newLsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ls",
+		Short: "List the session's events",
+		Long: `ls prints the session's dynamic_events readback, marking enabled events with
+a trailing '# enabled' comment (the output can be written back to a
+dynamic_events file). With --output json: an array of events with group,
+name, id, kind, enabled and their probe lines.`,
+		Example: `  ktrace ls
+  ktrace ls --output json`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.loadSession()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if g.output == "json" {
+				list := []lsEvent{}
+				for _, ev := range s.w.reg.Events() {
+					e := lsEvent{Group: ev.Group, Name: ev.Name, ID: ev.ID, Kind: ev.Kind.String(), Enabled: ev.Enabled, Probes: []string{}}
+					for _, p := range ev.Probes {
+						e.Probes = append(e.Probes, p.Line)
+					}
+					list = append(list, e)
+				}
+				return writeJSON(out, list)
+			}
+			enabled := map[string]bool{}
+			for _, ev := range s.w.reg.Events() {
+				if ev.Enabled {
+					enabled[ev.Group+"/"+ev.Name] = true
+				}
+			}
+			for _, l := range splitLines(s.w.reg.Readback(events.DynamicEvents)) {
+				if enabled[readbackName(l)] {
+					l += "  # enabled"
+				}
+				fmt.Fprintln(out, l)
+			}
+			return nil
+		},
+	}
+}
+
+// readbackName extracts GROUP/EVENT from a readback line
+// ("p:kprobes/ev sym ..." -> "kprobes/ev").
+func readbackName(line string) string {
+	head, _, _ := strings.Cut(line, " ")
+	_, name, _ := strings.Cut(head, ":")
+	return name
+}
+
+func writeJSON(out io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return failf(exitRejected, "encode: %w", err)
+	}
+	fmt.Fprintf(out, "%s\n", b)
+	return nil
+}
+
+func newFormatCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "format GROUP/EVENT...",
+		Short: "Print events/GROUP/EVENT/format of session events",
+		Example: `  ktrace format kprobes/myev
+  ktrace format myev --output json`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.loadSession()
+			if err != nil {
+				return err
+			}
+			formats := map[string]string{}
+			var order []string
+			for _, name := range args {
+				ev, err := s.find(name)
+				if err != nil {
+					return failf(exitRejected, "format: %w", err)
+				}
+				key := ev.Group + "/" + ev.Name
+				formats[key] = ev.Format()
+				order = append(order, key)
+			}
+			if g.output == "json" {
+				return writeJSON(cmd.OutOrStdout(), formats)
+			}
+			for _, k := range order {
+				fmt.Fprint(cmd.OutOrStdout(), formats[k])
+			}
+			return nil
+		},
+	}
+}
+
+func newEnableCmd(g *globals, on bool) *cobra.Command {
+	verb, short := "enable", "Enable session events (events/GROUP/EVENT/enable = 1)"
+	if !on {
+		verb, short = "disable", "Disable session events (events/GROUP/EVENT/enable = 0)"
+	}
+	return &cobra.Command{
+		Use:   verb + " GROUP/EVENT...",
+		Short: short,
+		Long: short + `.
+The state is kept in the session; an enabled event cannot be removed or
+truncated away (EBUSY), as in the kernel. Without a probe backend enabling
+records nothing in trace.`,
+		Example: fmt.Sprintf("  ktrace %s kprobes/myev\n  ktrace %s myev other/ev2", verb, verb),
+		Args:    usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.loadSession()
+			if err != nil {
+				return err
+			}
+			for _, name := range args {
+				ev, err := s.find(name)
+				if err != nil {
+					return failf(exitRejected, "%s: %w", verb, err)
+				}
+				if err := s.w.reg.SetEnabled(ev, on); err != nil {
+					return failf(exitRejected, "%s %s: %w", verb, name, err)
+				}
+			}
+			return s.save()
+		},
+	}
+}

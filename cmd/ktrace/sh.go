@@ -1,0 +1,401 @@
+//go:build ktrace_events
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// tracefsMount is where `ktrace sh` shows the emulated tracefs; the shell
+// starts there. The debugfs path is an alias, as on Linux.
+const (
+	tracefsMount = "/sys/kernel/tracing"
+	debugMount   = "/sys/kernel/debug/tracing"
+)
+
+// backendNote is the one line `ktrace sh` prints on stderr.
+const backendNote = "ktrace: no probe backend: events are emulated, trace stays empty"
+
+func newShCmd(g *globals) *cobra.Command {
+	var command string
+	cmd := &cobra.Command{
+		Use:   "sh [SCRIPT [ARG...]] | sh -c CMD [ARG0 [ARG...]]",
+		Short: "Run a shell script against the emulated tracefs",
+		Long: `sh runs a POSIX shell script (the mvdan.cc/sh interpreter) whose working
+directory is the emulated tracefs, mounted at /sys/kernel/tracing (and
+/sys/kernel/debug/tracing). Scripts written for a real tracefs run
+unchanged: 'echo LINE >> kprobe_events' is one write(2) of LINE plus a
+newline, and a rejected write fails the command with status 1 and
+'sh: write error: Invalid argument' (the C strerror text) on stderr, as with
+busybox sh; error_log, events/, kprobe_profile, README, trace and friends
+read as on the kernel model.
+
+cat, ls, grep, head, tail and wc are built in for emulated paths; other
+paths and commands reach the real system (external commands run in an empty
+temporary directory and may not name tracefs paths, so they can never touch
+the host's real tracefs). ktrace prints nothing of its own on stdout and one
+line on stderr naming the backend. The exit status is the script's.`,
+		Example: `  ktrace sh -c 'echo "p:myev do_sys_openat2 \$arg1" >> kprobe_events; cat kprobe_events'
+  ktrace sh -c 'echo "p:bad vfs_read %zz" >> kprobe_events || cat error_log'
+  ktrace --kernel ../shared/kernels/6.1 sh probes-test.sh`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var src io.Reader
+			name := "sh"
+			var params []string
+			switch {
+			case cmd.Flags().Changed("command"):
+				src = strings.NewReader(command)
+				if len(args) > 0 {
+					name, params = args[0], args[1:]
+				}
+			case len(args) > 0:
+				f, err := os.Open(args[0])
+				if err != nil {
+					return failf(exitRejected, "sh: %w", err)
+				}
+				defer f.Close()
+				src, name, params = f, args[0], args[1:]
+			default:
+				src = cmd.InOrStdin()
+			}
+			file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(src, name)
+			if err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("sh: %w", err)}
+			}
+			e, err := g.loadEnv("kernel")
+			if err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			fmt.Fprintln(stderr, backendNote)
+			status, err := runShell(cmd.Context(), e.newWorld().fs, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
+			if err != nil {
+				return failf(exitRejected, "sh: %w", err)
+			}
+			if status != 0 {
+				return &exitError{code: status, quiet: true}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&command, "command", "c", "", "run `CMD` instead of a script file")
+	return cmd
+}
+
+// shell connects an interpreter to one emulated tracefs.
+type shell struct {
+	fs      *tracefs.FS
+	scratch string // empty directory external commands run in
+}
+
+// runShell runs file and returns its exit status.
+func runShell(ctx context.Context, fsys *tracefs.FS, file *syntax.File, params []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	scratch, err := os.MkdirTemp("", "ktrace-sh-")
+	if err != nil {
+		return 0, fmt.Errorf("scratch directory: %w", err)
+	}
+	defer os.RemoveAll(scratch)
+	s := &shell{fs: fsys, scratch: scratch}
+	opts := []interp.RunnerOption{
+		interp.StdIO(stdin, stdout, stderr),
+		interp.Env(expand.ListEnviron(append(os.Environ(), "PWD="+tracefsMount)...)),
+		interp.Dir(scratch),
+		interp.OpenHandler(s.open),
+		interp.StatHandler(s.stat),
+		interp.ReadDirHandler2(s.readDir),
+		interp.AccessHandler(s.access),
+		interp.CallHandler(s.call),
+		interp.ExecHandlers(s.execMiddleware),
+	}
+	if len(params) > 0 {
+		opts = append(opts, interp.Params(append([]string{"--"}, params...)...))
+	}
+	r, err := interp.New(opts...)
+	if err != nil {
+		return 0, fmt.Errorf("shell: %w", err)
+	}
+	// The start directory is the emulated mount, which need not exist on
+	// the host; Dir() would stat it, so set it after construction.
+	r.Dir = tracefsMount
+	err = r.Run(ctx, file)
+	if err == nil {
+		return 0, nil
+	}
+	if st, ok := interp.IsExitStatus(err); ok {
+		return int(st), nil
+	}
+	return 0, err
+}
+
+// emulated maps an absolute path to a tracefs path; ok is false for paths
+// outside the mount.
+func emulated(abs string) (string, bool) {
+	abs = filepath.Clean(abs)
+	for _, m := range []string{tracefsMount, debugMount} {
+		if abs == m {
+			return ".", true
+		}
+		if rest, ok := strings.CutPrefix(abs, m+"/"); ok {
+			return rest, true
+		}
+	}
+	return "", false
+}
+
+func absIn(dir, p string) string {
+	if p == "" {
+		return dir
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// cErrno prints an errno with the C library's text, as busybox does.
+type cErrno struct{ errno syscall.Errno }
+
+func (e cErrno) Error() string { return strerror(e.errno) }
+func (e cErrno) Unwrap() error { return e.errno }
+
+// shPathError makes a busybox-like message from a tracefs open error:
+// "sh: can't create kprobe_events: Device or resource busy".
+func shPathError(name string, flag int, err error) error {
+	op := "sh: can't open"
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		op = "sh: can't create"
+	}
+	return &fs.PathError{Op: op, Path: name, Err: cErrno{errnoOf(err)}}
+}
+
+func (s *shell) open(ctx context.Context, p string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	hc := interp.HandlerCtx(ctx)
+	abs := absIn(hc.Dir, p)
+	rel, ok := emulated(abs)
+	if !ok {
+		return os.OpenFile(abs, flag, perm)
+	}
+	h, err := s.fs.Open(rel, flag)
+	if err != nil {
+		return nil, shPathError(p, flag, err)
+	}
+	return &shFile{File: h}, nil
+}
+
+// shFile is an emulated file opened by a redirection. Normally each Write
+// is one write(2); while a command that composes its output (echo, printf,
+// the built-in utilities) runs, writes are collected and issued as a
+// single write(2) when it finishes, as busybox's echo does.
+type shFile struct {
+	*tracefs.File
+	buffering bool
+	buf       bytes.Buffer
+}
+
+func (f *shFile) Write(p []byte) (int, error) {
+	if f.buffering {
+		return f.buf.Write(p)
+	}
+	return f.File.Write(p)
+}
+
+// flush issues the collected output as one write(2).
+func (f *shFile) flush() error {
+	f.buffering = false
+	if f.buf.Len() == 0 {
+		return nil
+	}
+	data := f.buf.Bytes()
+	f.buf.Reset()
+	_, err := f.File.Write(data)
+	return err
+}
+
+func (s *shell) stat(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
+	hc := interp.HandlerCtx(ctx)
+	abs := absIn(hc.Dir, name)
+	if rel, ok := emulated(abs); ok {
+		return s.fs.Stat(rel)
+	}
+	if isMountAncestor(abs) {
+		return mountDirInfo(filepath.Base(abs)), nil
+	}
+	if follow {
+		return os.Stat(abs)
+	}
+	return os.Lstat(abs)
+}
+
+func (s *shell) readDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	hc := interp.HandlerCtx(ctx)
+	abs := absIn(hc.Dir, name)
+	if rel, ok := emulated(abs); ok {
+		return s.fs.ReadDir(rel)
+	}
+	return os.ReadDir(abs)
+}
+
+func (s *shell) access(ctx context.Context, name string, mode interp.AccessMode) error {
+	hc := interp.HandlerCtx(ctx)
+	abs := absIn(hc.Dir, name)
+	if rel, ok := emulated(abs); ok {
+		// ktrace's tracefs user is root: existing files are accessible.
+		_, err := s.fs.Stat(rel)
+		return err
+	}
+	if isMountAncestor(abs) {
+		return nil
+	}
+	return syscall.Access(abs, uint32(mode))
+}
+
+// isMountAncestor reports whether abs is a directory on the way to the
+// mount (/sys, /sys/kernel, /sys/kernel/debug), which may be missing on
+// the host but must exist for `cd ..` out of the mount.
+func isMountAncestor(abs string) bool {
+	for _, m := range []string{tracefsMount, debugMount} {
+		if strings.HasPrefix(m, abs+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func mountDirInfo(name string) fs.FileInfo {
+	if fi, err := os.Stat("/" + name); err == nil && fi.IsDir() && name != "." {
+		return fi
+	}
+	fi, _ := os.Stat("/")
+	return fi
+}
+
+// builtinName marks a call redirected from a shell builtin to the exec
+// handler so its output can be written as one write(2).
+const builtinPrefix = "\x00ktrace-builtin:"
+
+// call routes echo and printf whose output goes to an emulated file
+// through the exec handler (see execMiddleware).
+func (s *shell) call(ctx context.Context, args []string) ([]string, error) {
+	hc := interp.HandlerCtx(ctx)
+	if _, ok := hc.Stdout.(*shFile); ok && (args[0] == "echo" || args[0] == "printf") {
+		out := append([]string{builtinPrefix + args[0]}, args[1:]...)
+		return out, nil
+	}
+	return args, nil
+}
+
+func (s *shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(ctx context.Context, args []string) error {
+		hc := interp.HandlerCtx(ctx)
+		if name, ok := strings.CutPrefix(args[0], builtinPrefix); ok {
+			f := hc.Stdout.(*shFile)
+			f.buffering = true
+			err := hc.Builtin(ctx, append([]string{name}, args[1:]...))
+			if ferr := f.flush(); ferr != nil {
+				fmt.Fprintf(hc.Stderr, "sh: write error: %s\n", strerror(errnoOf(ferr)))
+				return interp.ExitStatus(1)
+			}
+			return err
+		}
+		if u, ok := utilities[args[0]]; ok && s.wantsUtility(hc, args) {
+			return s.runUtility(ctx, hc, u, args)
+		}
+		return s.external(ctx, hc, args)
+	}
+}
+
+// wantsUtility reports whether a cat/ls/grep/head/tail/wc call involves the
+// emulated tracefs: the current directory is in it, or an operand names it.
+func (s *shell) wantsUtility(hc interp.HandlerContext, args []string) bool {
+	if _, ok := emulated(hc.Dir); ok {
+		return true
+	}
+	for _, a := range args[1:] {
+		if _, ok := emulated(absIn(hc.Dir, a)); ok {
+			return true
+		}
+	}
+	if _, ok := hc.Stdout.(*shFile); ok {
+		return true
+	}
+	_, ok := hc.Stdin.(*shFile)
+	return ok
+}
+
+// external runs a real program. It runs in the scratch directory while
+// the shell is inside the emulated tracefs, and may not name tracefs paths
+// (the host's real tracefs must stay untouched).
+func (s *shell) external(ctx context.Context, hc interp.HandlerContext, args []string) error {
+	for _, a := range args[1:] {
+		if _, ok := emulated(absIn(hc.Dir, a)); ok || strings.Contains(a, tracefsMount) || strings.Contains(a, debugMount) {
+			fmt.Fprintf(hc.Stderr, "sh: %s: external commands cannot reach the emulated tracefs (%s)\n", args[0], a)
+			return interp.ExitStatus(126)
+		}
+	}
+	dir := hc.Dir
+	if _, ok := emulated(dir); ok || isMountAncestor(dir) {
+		dir = s.scratch
+	}
+	path, err := interp.LookPathDir(dir, hc.Env, args[0])
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "sh: %s: not found\n", args[0])
+		return interp.ExitStatus(127)
+	}
+	c := exec.CommandContext(ctx, path)
+	c.Args = args
+	c.Dir = dir
+	for name, vr := range hc.Env.Each {
+		if vr.Exported && vr.Kind == expand.String {
+			c.Env = append(c.Env, name+"="+vr.String())
+		}
+	}
+	c.Stdin = hc.Stdin
+	c.Stderr = hc.Stderr
+	var out *shFile
+	if f, ok := hc.Stdout.(*shFile); ok {
+		out = f
+		f.buffering = true
+	}
+	c.Stdout = hc.Stdout
+	err = c.Run()
+	if out != nil {
+		if ferr := out.flush(); ferr != nil {
+			fmt.Fprintf(hc.Stderr, "%s: write error: %s\n", args[0], strerror(errnoOf(ferr)))
+			return interp.ExitStatus(1)
+		}
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		if ee.ExitCode() < 0 {
+			return interp.ExitStatus(128 + 9)
+		}
+		return interp.ExitStatus(ee.ExitCode())
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	fmt.Fprintf(hc.Stderr, "sh: %s: %v\n", args[0], err)
+	return interp.ExitStatus(126)
+}

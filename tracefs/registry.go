@@ -1,0 +1,87 @@
+//go:build ktrace_events
+
+package tracefs
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/events"
+)
+
+// RegistryBackend is the Backend of ktrace proper: the events package's
+// registry, which creates, removes and reads back events exactly as the
+// kernel's dynamic-event code does.
+type RegistryBackend struct {
+	R *events.Registry
+}
+
+// NewRegistryBackend wraps r.
+func NewRegistryBackend(r *events.Registry) *RegistryBackend { return &RegistryBackend{R: r} }
+
+func eventsFile(f ControlFile) events.File {
+	if f == KprobeEvents {
+		return events.KprobeEvents
+	}
+	return events.DynamicEvents
+}
+
+// Write converts the registry's *events.WriteError into a *WriteError.
+func (b *RegistryBackend) Write(f ControlFile, data []byte) (int, error) {
+	n, err := b.R.Write(eventsFile(f), data)
+	if err == nil {
+		return n, nil
+	}
+	var we *events.WriteError
+	if errors.As(err, &we) {
+		out := &WriteError{Errno: we.Errno}
+		if we.Log != nil {
+			out.Logs = []LogEntry{{Subsys: we.Log.Subsys, Msg: we.Log.Msg, Cmd: we.Log.Cmd, Pos: we.Log.Pos}}
+		}
+		return n, out
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return n, &WriteError{Errno: errno}
+	}
+	return n, fmt.Errorf("write %s: %w", f, err)
+}
+
+func (b *RegistryBackend) Truncate(f ControlFile) error { return b.R.Truncate(eventsFile(f)) }
+
+func (b *RegistryBackend) Readback(f ControlFile) string { return b.R.Readback(eventsFile(f)) }
+
+func (b *RegistryBackend) Events() []EventInfo {
+	evs := b.R.Events()
+	out := make([]EventInfo, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, EventInfo{
+			Group:   e.Group,
+			Name:    e.Name,
+			ID:      e.ID,
+			Enabled: e.Enabled,
+			Kprobe:  e.Kind == events.Kprobe || e.Kind == events.Kretprobe,
+			Probes:  len(e.Probes),
+			Hits:    e.Hits,
+			Misses:  e.Misses,
+		})
+	}
+	return out
+}
+
+func (b *RegistryBackend) Format(group, name string) (string, bool) {
+	e := b.R.Event(group, name)
+	if e == nil {
+		return "", false
+	}
+	return e.Format(), true
+}
+
+func (b *RegistryBackend) SetEnabled(group, name string, on bool) error {
+	e := b.R.Event(group, name)
+	if e == nil {
+		return syscall.ENOENT
+	}
+	return b.R.SetEnabled(e, on)
+}
