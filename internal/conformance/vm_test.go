@@ -111,6 +111,9 @@ func TestConformanceVM(t *testing.T) {
 			}
 			t.Logf("%s: %d cases, boot %v, corpus %v, wall %v", k.Name, len(cases),
 				st.Boot.Round(time.Millisecond), st.Script.Round(time.Millisecond), st.Wall.Round(time.Millisecond))
+			for _, w := range st.Warnings {
+				t.Logf("%s: kernel console: %s", k.Name, w)
+			}
 			for i := range got {
 				for _, p := range got[i].Problems {
 					t.Errorf("%s: runner problem: %s", got[i].Key(), p)

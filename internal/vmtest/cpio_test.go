@@ -3,6 +3,7 @@ package vmtest
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -124,5 +125,21 @@ func TestVersionLess(t *testing.T) {
 func TestCheckStatic(t *testing.T) {
 	if err := checkStatic([]byte("#!/bin/sh\n")); err == nil {
 		t.Error("a shell script passed as a static ELF binary")
+	}
+}
+
+func TestKernelWarnings(t *testing.T) {
+	console := []byte("[    1.0] Run /init as init process\r\n" +
+		"[    2.0] ------------[ cut here ]------------\r\n" +
+		"[    2.1] WARNING: CPU: 0 PID: 1 at kernel/trace/trace_kprobe.c:100 foo+0x1/0x2\r\n" +
+		"[    2.2] RIP: 0010:foo+0x1/0x2\r\n" +
+		"[    3.0] reboot: Power down\r\n")
+	got := kernelWarnings(console)
+	want := []string{
+		"[    2.1] WARNING: CPU: 0 PID: 1 at kernel/trace/trace_kprobe.c:100 foo+0x1/0x2",
+		"[    2.2] RIP: 0010:foo+0x1/0x2",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("kernelWarnings = %q, want %q", got, want)
 	}
 }

@@ -34,6 +34,27 @@ type Stats struct {
 	Wall   time.Duration // whole Run: initramfs, qemu start to exit
 	Boot   time.Duration // guest uptime when /init started (kernel boot)
 	Script time.Duration // guest uptime spent in the script
+	// Warnings are the console lines in which the guest kernel reported
+	// trouble (WARNING, BUG, Oops, ...) even though the script finished:
+	// a probe definition that upsets the kernel is worth knowing about.
+	Warnings []string
+}
+
+// warningMarks are the console substrings that flag kernel trouble.
+var warningMarks = []string{"WARNING:", "BUG:", "Oops:", "general protection fault", "Kernel panic", "RIP: "}
+
+// kernelWarnings returns the console lines containing a warning mark.
+func kernelWarnings(console []byte) []string {
+	var out []string
+	for _, l := range strings.Split(strings.ReplaceAll(string(console), "\r", ""), "\n") {
+		for _, m := range warningMarks {
+			if strings.Contains(l, m) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // DefaultTimeout bounds a Run whose context has no deadline.
@@ -141,6 +162,7 @@ func Run(ctx context.Context, k Kernel, g Guest) ([]byte, error) {
 	if g.Stats != nil {
 		g.Stats.Wall = time.Since(start)
 		g.Stats.Boot, g.Stats.Script = uptimes(console, marker)
+		g.Stats.Warnings = kernelWarnings(console)
 	}
 
 	i := bytes.LastIndex(out, []byte(marker+" "))
