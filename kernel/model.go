@@ -67,6 +67,19 @@ type Model struct {
 	btfSpec *btf.Spec
 	btfErr  error
 
+	boundsOnce sync.Once
+	kb         kernelBounds
+
+	modOnce sync.Once
+	modIdx  []int32 // module symbols sorted by address
+
+	ftraceListOnce sync.Once
+	ftraceList     []string
+
+	// endbr holds the functions starting with ENDBR64, from the embedded
+	// snapshot (which has no kernel image); nil otherwise.
+	endbr map[uint64]struct{}
+
 	imageOnce sync.Once
 	imageOpen func() ([]byte, error) // nil when the snapshot has no vmlinuz
 	image     *textImage

@@ -1,0 +1,427 @@
+package kernel
+
+import (
+	"path"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/grammar"
+)
+
+// This file predicts what the kernel does when a kprobe or fprobe event is
+// registered, from the symbol table, the blacklist, the ftrace function list
+// and (when available) the kernel text. The rules below were read from
+// kernel/kprobes.c, kernel/trace/trace_kprobe.c, trace_fprobe.c and
+// arch/x86/kernel/kprobes/core.c and checked on the pinned 6.1.192 and
+// 6.12.95 kernels (tools/vmsh, 2026-11-29); see probe_test.go for the
+// observations.
+
+// KprobeSite is where a kprobe lands, as _kprobe_addr() computes it.
+type KprobeSite struct {
+	// Addr is the probed address: the requested address, except that on
+	// kernels with IBT a probe on the first byte of a function starting
+	// with ENDBR64 is moved past it (+4). A raw-address probe reads back
+	// with this adjusted address ("p 0xffffffff8143f690" shows
+	// 0xffffffff8143f694 on 6.12); symbol probes read back as written.
+	Addr uint64
+	// Func is the symbol kallsyms_lookup_size_offset() finds for the
+	// requested address (any type, first alias), Offset the distance from
+	// its start to Addr.
+	Func   Symbol
+	Offset uint64
+	// OnEntry is arch_adjust_kprobe_addr()'s on_func_entry: offset 0, or
+	// with IBT and an ENDBR64 at the function start offset 0 or 4. Return
+	// probes need it, and symbol probes with it get TPARG_FL_FENTRY.
+	OnEntry bool
+}
+
+// LookupName returns the address of "sym" or "mod:sym" the way
+// kallsyms_lookup_name()/kprobe_lookup_name() does: the first match in
+// kallsyms order (vmlinux only for a bare name; that module's symbols for
+// "mod:sym").
+func (m *Model) LookupName(sym string) (uint64, bool) {
+	mod, name := splitModSym(sym)
+	for _, i := range m.byName[name] {
+		if m.syms[i].Module == mod {
+			return m.syms[i].Addr, true
+		}
+	}
+	return 0, false
+}
+
+// NumberOfSameSymbols counts the kallsyms entries a probe on "sym" or
+// "mod:sym" could mean, as trace_kprobe's number_of_same_symbols() does:
+// for a bare name every vmlinux and module symbol of that name (of any
+// type), for "mod:sym" only that module's. The kernel rejects a symbol
+// probe with NON_UNIQ_SYMBOL when this is above 1 and with BAD_PROBE_ADDR
+// when it is 0 and the module (if any) is loaded; the errno differs by
+// release (verified: 6.1 returns ENOENT for an unknown symbol and
+// EADDRNOTAVAIL for a non-unique one, 6.12 EINVAL for both).
+func (m *Model) NumberOfSameSymbols(sym string) int {
+	mod, name := splitModSym(sym)
+	if mod == "" {
+		return len(m.byName[name])
+	}
+	n := 0
+	for _, i := range m.byName[name] {
+		if m.syms[i].Module == mod {
+			n++
+		}
+	}
+	return n
+}
+
+// splitModSym splits "mod:sym" at the first ':'.
+func splitModSym(s string) (mod, name string) {
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return "", s
+}
+
+// kernelBounds are the linker symbols the address checks need.
+type kernelBounds struct {
+	stext, etext, end uint64
+	ok                bool
+}
+
+func (m *Model) bounds() kernelBounds {
+	m.boundsOnce.Do(func() {
+		get := func(name string) (uint64, bool) {
+			s := m.Symbols("", name)
+			if len(s) == 0 {
+				return 0, false
+			}
+			return s[0].Addr, true
+		}
+		var ok1, ok2, ok3 bool
+		m.kb.stext, ok1 = get("_stext")
+		m.kb.etext, ok2 = get("_etext")
+		m.kb.end, ok3 = get("_end")
+		m.kb.ok = ok1 && ok2 && ok3
+	})
+	return m.kb
+}
+
+// lookupSizeOffset finds the symbol covering addr like
+// kallsyms_lookup_size_offset(): inside the kernel image ([_stext, _end]
+// with CONFIG_KALLSYMS_ALL, else the text) the nearest symbol at or below
+// addr, whatever its type; elsewhere a module symbol covering addr.
+func (m *Model) lookupSizeOffset(addr uint64) (Symbol, bool) {
+	b := m.bounds()
+	inKernel := b.ok && addr >= b.stext && addr <= b.end
+	if b.ok && m.config["CONFIG_KALLSYMS_ALL"] != "y" {
+		inKernel = addr >= b.stext && addr < b.etext
+	}
+	if inKernel {
+		i := sort.Search(len(m.text), func(i int) bool { return m.syms[m.text[i]].Addr > addr })
+		if i > 0 {
+			return m.syms[m.text[i-1]], true
+		}
+		return Symbol{}, false
+	}
+	return m.moduleSymbolAt(addr)
+}
+
+// moduleSymbolAt finds the module symbol covering addr.
+func (m *Model) moduleSymbolAt(addr uint64) (Symbol, bool) {
+	if len(m.modules) == 0 {
+		return Symbol{}, false
+	}
+	m.modOnce.Do(func() {
+		for i, s := range m.syms {
+			if s.Module != "" {
+				m.modIdx = append(m.modIdx, int32(i))
+			}
+		}
+		sort.SliceStable(m.modIdx, func(a, b int) bool { return m.syms[m.modIdx[a]].Addr < m.syms[m.modIdx[b]].Addr })
+	})
+	idx := m.modIdx
+	i := sort.Search(len(idx), func(i int) bool { return m.syms[idx[i]].Addr > addr })
+	if i == 0 {
+		return Symbol{}, false
+	}
+	s := m.syms[idx[i-1]]
+	if addr-s.Addr >= s.Size {
+		return Symbol{}, false
+	}
+	return s, true
+}
+
+// ResolveKprobe computes where a kprobe on addr lands (_kprobe_addr() with
+// arch_adjust_kprobe_addr()). errno is EINVAL for address 0 and ENOENT when
+// no symbol covers addr; the kernel defers such an address probe (it is
+// accepted and stays unplaced, for example "p 0x1234" reads back as
+// "p:kprobes/p_0x0000000000001234 0x0000000000001234").
+func (m *Model) ResolveKprobe(addr uint64) (KprobeSite, syscall.Errno) {
+	if addr == 0 {
+		return KprobeSite{}, syscall.EINVAL
+	}
+	fn, ok := m.lookupSizeOffset(addr)
+	if !ok {
+		return KprobeSite{}, syscall.ENOENT
+	}
+	off := addr - fn.Addr
+	site := KprobeSite{Func: fn}
+	if m.ibt() && m.startsWithEndbr(fn) {
+		site.OnEntry = off == 0 || off == 4
+		if site.OnEntry {
+			off = 4
+		}
+	} else {
+		site.OnEntry = off == 0
+	}
+	site.Offset = off
+	site.Addr = fn.Addr + off
+	return site, 0
+}
+
+// ResolveKprobeSymbol is ResolveKprobe for "sym+offset" ("mod:sym" allowed):
+// ENOENT when the symbol is unknown.
+func (m *Model) ResolveKprobeSymbol(sym string, offset uint64) (KprobeSite, syscall.Errno) {
+	a, ok := m.LookupName(sym)
+	if !ok {
+		return KprobeSite{}, syscall.ENOENT
+	}
+	return m.ResolveKprobe(a + offset)
+}
+
+// KprobeOnFuncEntry is kprobe_on_func_entry(): 0 when the place is a
+// function entry, EINVAL when it is not, ENOENT when it cannot be resolved.
+// trace_kprobe uses it while parsing a symbol probe: EINVAL on a return
+// probe is BAD_RETPROBE; 0 on an entry probe sets TPARG_FL_FENTRY (so
+// "p vfs_read+4 $arg1" is an entry probe on 6.12, whose vfs_read starts
+// with ENDBR64, but not on 6.1).
+func (m *Model) KprobeOnFuncEntry(sym string, offset uint64) syscall.Errno {
+	site, errno := m.ResolveKprobeSymbol(sym, offset)
+	if errno != 0 {
+		return errno
+	}
+	if !site.OnEntry {
+		return syscall.EINVAL
+	}
+	return 0
+}
+
+// CheckProbeAddress predicts the registration of a kprobe (isReturn false)
+// or kretprobe (isReturn true) on addr, the address the event's place
+// resolves to (symbol address + offset, or the raw address), and returns
+// the error_log code and errno trace_kprobe reports. ErrNone with errno 0
+// means the kernel accepts the probe.
+//
+// The kernel's order, each step only reached when the previous passed:
+//
+//  1. Notrace functions (within_notrace_func, CONFIG_KPROBE_EVENTS_ON_NOTRACE
+//     unset): when a symbol covers addr and its function has no ftrace
+//     location, the probe is refused with EINVAL. A suffixed symbol
+//     ("foo.cold", "foo.isra.0") is judged by its base "foo" instead. This
+//     refuses data symbols ("p jiffies", "r jiffies"), linker symbols
+//     ("p _text", "p _stext"), freed init code ("p start_kernel"),
+//     noinstr/notrace code ("p native_sched_clock",
+//     "p preempt_schedule_notrace", "p __fentry__"), the IBT padding
+//     ("p __pfx_vfs_read" on 6.12) and functions missing from
+//     available_filter_functions in general ("p INET_ECN_set_ce").
+//     Code FAIL_REG_PROBE, errno EINVAL.
+//  2. Return probes (register_kretprobe): kprobe_on_func_entry must hold;
+//     else EINVAL, FAIL_REG_PROBE ("r 0xffffffff8143f691"); ENOENT when
+//     no symbol covers addr.
+//  3. _kprobe_addr: address 0 is EINVAL (FAIL_REG_PROBE); an address no
+//     symbol covers is ENOENT (BAD_PROBE_ADDR). trace_kprobe accepts
+//     ENOENT without placing the probe when the event has no symbol
+//     (raw-address probes, even "r 0x1234") or names a module that is not
+//     loaded, so callers must turn ENOENT into success for those.
+//  4. check_kprobe_address_safe: the address must be kernel text
+//     ([_stext, _etext)) or module text, and not in the kprobe blacklist
+//     (also via the base name of a suffixed symbol); else EINVAL,
+//     FAIL_REG_PROBE ("p do_int3", "p kprobe_int3_handler"). The kernel
+//     also refuses jump-label, static-call and BUG sites here; ktrace does
+//     not model those.
+//  5. can_probe: the address must be an instruction boundary (see
+//     InsnBoundary); else EILSEQ, BAD_INSN_BNDRY ("p vfs_read+1",
+//     "p vfs_read+100000"). Skipped when the model has no kernel image.
+//
+// All codes are reported at argv[1] offset 0. Seen on both pinned kernels
+// with identical results, except where the ENDBR64 of 6.12 makes offset 4
+// a function entry.
+func (m *Model) CheckProbeAddress(addr uint64, isReturn bool) (code grammar.Code, errnoFromRegistration syscall.Errno) {
+	if m.withinNotraceFunc(addr) {
+		return grammar.ErrFailRegProbe, syscall.EINVAL
+	}
+	site, errno := m.ResolveKprobe(addr)
+	if errno == 0 && isReturn && !site.OnEntry {
+		errno = syscall.EINVAL
+	}
+	switch errno {
+	case 0:
+	case syscall.ENOENT:
+		return grammar.ErrBadProbeAddr, syscall.ENOENT
+	default:
+		return grammar.ErrFailRegProbe, errno
+	}
+	if !m.isKernelText(site.Addr, site.Func) || m.withinKprobeBlacklist(site.Addr) {
+		return grammar.ErrFailRegProbe, syscall.EINVAL
+	}
+	if ok, checked := m.InsnBoundary(site.Addr); checked && !ok {
+		return grammar.ErrBadInsnBndry, syscall.EILSEQ
+	}
+	return grammar.ErrNone, 0
+}
+
+// withinNotraceFunc is trace_kprobe's within_notrace_func().
+func (m *Model) withinNotraceFunc(addr uint64) bool {
+	fn, ok := m.notraceFunc(addr)
+	if !ok {
+		return false
+	}
+	if base, _, hasSuffix := strings.Cut(fn.Name, "."); hasSuffix {
+		sym := base
+		if fn.Module != "" {
+			sym = fn.Module + ":" + base
+		}
+		if a, ok := m.LookupName(sym); ok {
+			_, notrace := m.notraceFunc(a)
+			return notrace
+		}
+	}
+	return true
+}
+
+// notraceFunc reports whether the function covering addr has no ftrace
+// location (__within_notrace_func()), returning that function.
+func (m *Model) notraceFunc(addr uint64) (Symbol, bool) {
+	if addr == 0 {
+		return Symbol{}, false
+	}
+	fn, ok := m.lookupSizeOffset(addr)
+	if !ok {
+		return Symbol{}, false
+	}
+	return fn, !m.hasFtraceLocation(fn)
+}
+
+// hasFtraceLocation reports whether ftrace has a call site in fn. ftrace's
+// records are listed by function name in available_filter_functions; a
+// name shared by several functions counts as traced for all of them.
+func (m *Model) hasFtraceLocation(fn Symbol) bool {
+	if fn.Module != "" {
+		return m.Ftraceable(fn.Module + ":" + fn.Name)
+	}
+	return m.Ftraceable(fn.Name)
+}
+
+// withinKprobeBlacklist is within_kprobe_blacklist(): the blacklist ranges,
+// and for "foo.suffix" also foo's.
+func (m *Model) withinKprobeBlacklist(addr uint64) bool {
+	if m.Blacklisted(addr) {
+		return true
+	}
+	fn, ok := m.lookupSizeOffset(addr)
+	if !ok {
+		return false
+	}
+	base, _, hasSuffix := strings.Cut(fn.Name, ".")
+	if !hasSuffix {
+		return false
+	}
+	if fn.Module != "" {
+		base = fn.Module + ":" + base
+	}
+	if a, ok := m.LookupName(base); ok {
+		return m.Blacklisted(a)
+	}
+	return false
+}
+
+// isKernelText is core_kernel_text() after boot (init text is freed) or a
+// module text symbol.
+func (m *Model) isKernelText(addr uint64, fn Symbol) bool {
+	if fn.Module != "" {
+		return fn.IsText()
+	}
+	b := m.bounds()
+	return b.ok && addr >= b.stext && addr < b.etext
+}
+
+// ibt reports whether kprobes skip ENDBR64 at function entries
+// (CONFIG_X86_KERNEL_IBT).
+func (m *Model) ibt() bool { return m.config["CONFIG_X86_KERNEL_IBT"] == "y" }
+
+// startsWithEndbr reports whether fn begins with ENDBR64 (or its sealed
+// form), which is_endbr() recognises: from the kernel image when the model
+// has one, else from the ENDBR table stored with an embedded snapshot, else
+// assumed for every function ftrace can trace.
+func (m *Model) startsWithEndbr(fn Symbol) bool {
+	if m.imageOpen != nil {
+		if img, err := m.loadImage(); err == nil {
+			if code, ok := img.bytesAt(fn.Addr); ok {
+				return isEndbr(code)
+			}
+			return false
+		}
+	}
+	if m.endbr != nil {
+		_, ok := m.endbr[fn.Addr]
+		return ok
+	}
+	return fn.IsText() && m.hasFtraceLocation(fn)
+}
+
+// isEndbr matches ENDBR64, ENDBR32 and the 4-byte NOP that sealing writes
+// over unused ENDBRs ("nopl -42(%rax)"), all of which is_endbr() accepts.
+func isEndbr(code []byte) bool {
+	if len(code) < 4 {
+		return false
+	}
+	if code[0] == 0x0f && code[1] == 0x1f && code[2] == 0x40 && code[3] == 0xd6 {
+		return true
+	}
+	return code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && (code[3] == 0xfa || code[3] == 0xfb)
+}
+
+// CheckFprobe predicts the registration of an fprobe ("f" event) on
+// function, which may be "mod:func" or a glob ("vfs_rea*"): ftrace must
+// have at least one matching function (ftrace_set_filter), else the kernel
+// reports FAIL_REG_PROBE with EINVAL at argv[1] — for unknown names,
+// notrace functions, data symbols and unloaded modules alike. Verified on
+// 6.12: "f vfs_read", "f vfs_rea*", "f active_show" (a duplicated name
+// with a traced instance) and "f do_int3" (kprobe-blacklisted but
+// ftrace-able) are accepted; "f nosuchsym", "f jiffies",
+// "f native_sched_clock", "f start_kernel", "f ext4:ext4_sync_fs" (module
+// not loaded) fail.
+func (m *Model) CheckFprobe(function string) (grammar.Code, syscall.Errno) {
+	if m.FtraceMatch(function) {
+		return grammar.ErrNone, 0
+	}
+	return grammar.ErrFailRegProbe, syscall.EINVAL
+}
+
+// FtraceMatch reports whether a function name or ftrace glob ('*', '?',
+// '[...]'), optionally prefixed by "mod:", matches an entry of
+// available_filter_functions.
+func (m *Model) FtraceMatch(pattern string) bool {
+	if !strings.ContainsAny(pattern, "*?[") {
+		return m.Ftraceable(pattern)
+	}
+	mod, glob := splitModSym(pattern)
+	m.ftraceListOnce.Do(func() {
+		m.ftraceList = make([]string, 0, len(m.ftrace))
+		for k := range m.ftrace {
+			m.ftraceList = append(m.ftraceList, k)
+		}
+		sort.Strings(m.ftraceList)
+	})
+	for _, name := range m.ftraceList {
+		nmod, nname := splitModSym(name)
+		if mod != "" && nmod != mod {
+			continue
+		}
+		if mod == "" && nmod != "" {
+			continue
+		}
+		if ok, err := path.Match(glob, nname); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,299 @@
+package kernel
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ktrace-dev/ktrace/grammar"
+)
+
+// kprobeOutcome replays the place-related part of trace_kprobe_create()
+// and register_trace_kprobe() with the model: symbol validation, the
+// return-probe entry check, then registration. It returns "ok" or
+// "CODE/ERRNO" (errno by symbolic name) for comparison with the VM.
+func kprobeOutcome(m *Model, place string, isReturn bool) string {
+	major, minor, _ := m.KernelVersion()
+	newer := major > 6 || (major == 6 && minor >= 12)
+	if addr, err := strconv.ParseUint(place, 0, 64); err == nil {
+		code, errno := m.CheckProbeAddress(addr, isReturn)
+		if errno == syscall.ENOENT {
+			return "ok" // deferred: an address probe without symbol
+		}
+		return outcome(code, errno)
+	}
+	sym, offset := place, uint64(0)
+	if i := strings.IndexAny(place, "+"); i >= 0 {
+		o, err := strconv.ParseUint(place[i+1:], 0, 64)
+		if err != nil || o > 0xffffffff {
+			return outcome(grammar.ErrBadProbeAddr, syscall.EINVAL)
+		}
+		sym, offset = place[:i], o
+	}
+	mod, _ := splitModSym(sym)
+	if mod == "" || m.ModuleLoaded(mod) {
+		switch n := m.NumberOfSameSymbols(sym); {
+		case n == 0 && newer:
+			return outcome(grammar.ErrBadProbeAddr, syscall.EINVAL)
+		case n == 0:
+			return outcome(grammar.ErrBadProbeAddr, syscall.ENOENT)
+		case n > 1 && newer:
+			return outcome(grammar.ErrNonUniqSymbol, syscall.EINVAL)
+		case n > 1:
+			return outcome(grammar.ErrNonUniqSymbol, syscall.EADDRNOTAVAIL)
+		}
+	} else {
+		return "ok" // module not loaded: deferred
+	}
+	if isReturn && m.KprobeOnFuncEntry(sym, offset) == syscall.EINVAL {
+		return outcome(grammar.ErrBadRetprobe, syscall.EINVAL)
+	}
+	a, _ := m.LookupName(sym)
+	code, errno := m.CheckProbeAddress(a+offset, isReturn)
+	return outcome(code, errno)
+}
+
+func outcome(code grammar.Code, errno syscall.Errno) string {
+	if errno == 0 {
+		return "ok"
+	}
+	return fmt.Sprintf("%s/%s", code.Name(), errnoName(errno))
+}
+
+func errnoName(e syscall.Errno) string {
+	switch e {
+	case syscall.EINVAL:
+		return "EINVAL"
+	case syscall.ENOENT:
+		return "ENOENT"
+	case syscall.EILSEQ:
+		return "EILSEQ"
+	case syscall.EADDRNOTAVAIL:
+		return "EADDRNOTAVAIL"
+	}
+	return e.Error()
+}
+
+// vmPlaces are kprobe places written to kprobe_events on the pinned
+// kernels with tools/vmsh on 2026-11-29 (6.1.192-2 and 6.12.95-1~bpo12+1,
+// booted nokaslr), with the result each kernel gave: "ok", or the
+// error_log code and the errno of the failed write. "-" marks a place that
+// does not exist on that kernel in this form. Places given as "@sym+N" are
+// raw addresses (the symbol's kallsyms address plus N, written in hex).
+var vmPlaces = []struct {
+	place    string
+	ret      bool
+	k61, k12 string
+}{
+	{"vfs_read", false, "ok", "ok"},
+	{"vfs_read+1", false, "BAD_INSN_BNDRY/EILSEQ", "BAD_INSN_BNDRY/EILSEQ"},
+	{"vfs_read+4", false, "BAD_INSN_BNDRY/EILSEQ", "ok"},
+	{"vfs_read+5", false, "ok", "BAD_INSN_BNDRY/EILSEQ"},
+	{"vfs_read+9", false, "ok", "ok"},
+	{"vfs_read+100000", false, "BAD_INSN_BNDRY/EILSEQ", "BAD_INSN_BNDRY/EILSEQ"},
+	{"vfs_read+0x1f0", false, "BAD_INSN_BNDRY/EILSEQ", "BAD_INSN_BNDRY/EILSEQ"},
+	{"vfs_read+4294967295", false, "BAD_PROBE_ADDR/ENOENT", "BAD_PROBE_ADDR/ENOENT"},
+	{"vfs_read+4294967296", false, "BAD_PROBE_ADDR/EINVAL", "BAD_PROBE_ADDR/EINVAL"},
+	{"vfs_read", true, "ok", "ok"},
+	{"vfs_read+1", true, "BAD_RETPROBE/EINVAL", "BAD_RETPROBE/EINVAL"},
+	{"vfs_read+4", true, "BAD_RETPROBE/EINVAL", "ok"},
+	{"vfs_read+5", true, "BAD_RETPROBE/EINVAL", "BAD_RETPROBE/EINVAL"},
+	{"vfs_read+9", true, "BAD_RETPROBE/EINVAL", "BAD_RETPROBE/EINVAL"},
+	{"do_int3", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"kprobe_int3_handler", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"jiffies", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"jiffies+4", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"jiffies", true, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"PageHuge", false, "ok", "NON_UNIQ_SYMBOL/EINVAL"},
+	{"active_show", false, "NON_UNIQ_SYMBOL/EADDRNOTAVAIL", "NON_UNIQ_SYMBOL/EINVAL"},
+	{"INET_ECN_set_ce", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"native_sched_clock", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"preempt_schedule_notrace", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"__fentry__", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"__x86_return_thunk", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"start_kernel", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"_text", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"_stext", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"nosuchsym", false, "BAD_PROBE_ADDR/ENOENT", "BAD_PROBE_ADDR/EINVAL"},
+	{"nosuchsym", true, "BAD_PROBE_ADDR/ENOENT", "BAD_PROBE_ADDR/EINVAL"},
+	{"nosuchsym+4", false, "BAD_PROBE_ADDR/ENOENT", "BAD_PROBE_ADDR/EINVAL"},
+	{"name_to_dev_t.cold", false, "ok", "-"},
+	{"name_to_dev_t", false, "ok", "-"},
+	{"__intel_pmu_enable_all.constprop.0", false, "ok", "ok"},
+	{"__pfx_vfs_read", false, "-", "FAIL_REG_PROBE/EINVAL"},
+	{"__pfx_vfs_read+16", false, "-", "ok"},
+	{"__pfx_vfs_read+16", true, "-", "ok"},
+	{"do_one_initcall+4", true, "-", "ok"}, // sealed ENDBR still counts
+	{"do_one_initcall+1", false, "-", "BAD_INSN_BNDRY/EILSEQ"},
+	{"__migrate_device_pages+4", true, "-", "BAD_RETPROBE/EINVAL"}, // no ENDBR
+	{"__migrate_device_pages+5", true, "-", "BAD_RETPROBE/EINVAL"},
+	{"__migrate_device_pages+5", false, "-", "ok"},
+	{"__migrate_device_pages+4", false, "-", "BAD_INSN_BNDRY/EILSEQ"},
+	{"ext4:ext4_sync_fs", false, "ok", "ok"}, // module not loaded: deferred
+	{"nosuchmod:foo", false, "ok", "ok"},
+	{"@_text", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"@vfs_read", false, "ok", "ok"},
+	{"@vfs_read", true, "ok", "ok"},
+	{"@vfs_read+1", false, "BAD_INSN_BNDRY/EILSEQ", "BAD_INSN_BNDRY/EILSEQ"},
+	{"@vfs_read+4", false, "BAD_INSN_BNDRY/EILSEQ", "ok"},
+	{"@vfs_read+1", true, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"@vfs_read+4", true, "FAIL_REG_PROBE/EINVAL", "ok"},
+	{"@vfs_read+9", true, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"@jiffies", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"0x1234", false, "ok", "ok"}, // no symbol: deferred
+	{"0x1234", true, "ok", "ok"},
+	{"0", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"0xffffffffff600000", false, "ok", "ok"},
+	{"0xffffffffa0000000", false, "ok", "ok"},
+}
+
+func TestCheckProbeAddressVM(t *testing.T) {
+	for _, release := range []string{"6.1", "6.12"} {
+		t.Run(release, func(t *testing.T) {
+			m := snapshot(t, release)
+			for _, tt := range vmPlaces {
+				want := tt.k61
+				if release == "6.12" {
+					want = tt.k12
+				}
+				if want == "-" {
+					continue
+				}
+				place := tt.place
+				if strings.HasPrefix(place, "@") {
+					sym, off, _ := strings.Cut(place[1:], "+")
+					a, ok := m.LookupName(sym)
+					if !ok {
+						t.Fatalf("%s: %s not in kallsyms", place, sym)
+					}
+					var n uint64
+					if off != "" {
+						n, _ = strconv.ParseUint(off, 10, 64)
+					}
+					place = fmt.Sprintf("%#x", a+n)
+				}
+				if got := kprobeOutcome(m, place, tt.ret); got != want {
+					t.Errorf("%s %s (%s): model %s, kernel %s", map[bool]string{false: "p", true: "r"}[tt.ret], tt.place, place, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestResolveKprobe(t *testing.T) {
+	tests := []struct {
+		release string
+		sym     string
+		off     uint64
+		addOff  uint64 // expected Addr - symbol address
+		onEntry bool
+	}{
+		// 6.12 moves a probe at an ENDBR64 function start past it; the
+		// VM read "p 0xffffffff8143f690" back as 0xffffffff8143f694.
+		{"6.12", "vfs_read", 0, 4, true},
+		{"6.12", "vfs_read", 4, 4, true},
+		{"6.12", "vfs_read", 9, 9, false},
+		{"6.12", "do_one_initcall", 0, 4, true},
+		{"6.12", "__migrate_device_pages", 0, 0, true},
+		{"6.12", "__migrate_device_pages", 4, 4, false},
+		{"6.1", "vfs_read", 0, 0, true},
+		{"6.1", "vfs_read", 4, 4, false},
+	}
+	for _, tt := range tests {
+		m := snapshot(t, tt.release)
+		base, _ := m.LookupName(tt.sym)
+		site, errno := m.ResolveKprobeSymbol(tt.sym, tt.off)
+		if errno != 0 || site.Addr-base != tt.addOff || site.OnEntry != tt.onEntry || site.Func.Name != tt.sym {
+			t.Errorf("%s: ResolveKprobeSymbol(%s, %d) = %+v, %v; want +%d entry=%v", tt.release, tt.sym, tt.off, site, errno, tt.addOff, tt.onEntry)
+		}
+	}
+	m := snapshot(t, "6.12")
+	if _, errno := m.ResolveKprobe(0); errno != syscall.EINVAL {
+		t.Errorf("ResolveKprobe(0) errno %v", errno)
+	}
+	if _, errno := m.ResolveKprobe(0x1234); errno != syscall.ENOENT {
+		t.Errorf("ResolveKprobe(0x1234) errno %v", errno)
+	}
+	if _, errno := m.ResolveKprobeSymbol("nosuchsym", 0); errno != syscall.ENOENT {
+		t.Errorf("ResolveKprobeSymbol(nosuchsym) errno %v", errno)
+	}
+}
+
+// vmFprobes are "f" lines written to dynamic_events on 6.12 with
+// tools/vmsh on 2026-11-29: accepted, or FAIL_REG_PROBE with EINVAL.
+var vmFprobes = []struct {
+	function string
+	ok       bool
+}{
+	{"vfs_read", true},
+	{"vfs_rea*", true},
+	{"active_show", true},
+	{"do_int3", true},
+	{"kprobe_int3_handler", true},
+	{"native_sched_clock", false},
+	{"preempt_schedule_notrace", false},
+	{"INET_ECN_set_ce", false},
+	{"jiffies", false},
+	{"nosuchsym", false},
+	{"PageHuge", false},
+	{"start_kernel", false},
+	{"ext4:ext4_sync_fs", false},
+}
+
+func TestCheckFprobeVM(t *testing.T) {
+	m := snapshot(t, "6.12")
+	for _, tt := range vmFprobes {
+		code, errno := m.CheckFprobe(tt.function)
+		if ok := errno == 0; ok != tt.ok {
+			t.Errorf("CheckFprobe(%s) = %v, %v; kernel accepted=%v", tt.function, code, errno, tt.ok)
+		}
+		if errno != 0 && (code != grammar.ErrFailRegProbe || errno != syscall.EINVAL) {
+			t.Errorf("CheckFprobe(%s) = %v, %v; want FAIL_REG_PROBE, EINVAL", tt.function, code, errno)
+		}
+	}
+}
+
+func TestNumberOfSameSymbols(t *testing.T) {
+	m := snapshot(t, "6.12")
+	tests := []struct {
+		sym  string
+		want int
+	}{
+		{"vfs_read", 1},
+		{"PageHuge", 2},
+		{"nosuchsym", 0},
+		{"ext4:ext4_sync_fs", 0},
+	}
+	for _, tt := range tests {
+		if got := m.NumberOfSameSymbols(tt.sym); got != tt.want {
+			t.Errorf("NumberOfSameSymbols(%s) = %d, want %d", tt.sym, got, tt.want)
+		}
+	}
+}
+
+// TestCheckProbeAddressNoImage checks the embedded model (no kernel image):
+// everything but the instruction-boundary step still applies.
+func TestCheckProbeAddressNoImage(t *testing.T) {
+	m, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vr, _ := m.LookupName("vfs_read")
+	tests := []struct {
+		addr uint64
+		ret  bool
+		code grammar.Code
+	}{
+		{vr, false, grammar.ErrNone},
+		{vr + 4, true, grammar.ErrNone},
+		{vr + 9, true, grammar.ErrFailRegProbe},
+		{vr + 1, false, grammar.ErrNone}, // cannot be disproved without the image
+	}
+	for _, tt := range tests {
+		if code, _ := m.CheckProbeAddress(tt.addr, tt.ret); code != tt.code {
+			t.Errorf("CheckProbeAddress(%#x, %v) = %v, want %v", tt.addr, tt.ret, code, tt.code)
+		}
+	}
+}
