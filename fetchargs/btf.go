@@ -1,0 +1,314 @@
+package fetchargs
+
+import (
+	"strings"
+	"syscall"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/ktrace-dev/ktrace/grammar"
+)
+
+// splitField is split_next_field: the name before the first '.' or '->'
+// and the rest. isPtr reports '->'; hasNext whether a separator was found
+// (the rest may be empty); nextOff is the rest's offset in s.
+func (p *parser) splitField(s string) (name, next string, nextOff int, hasNext, isPtr bool, errno syscall.Errno) {
+	i := strings.IndexAny(s, ".-")
+	if i < 0 {
+		return s, "", 0, false, false, 0
+	}
+	switch {
+	case s[i] == '-' && i+1 < len(s) && s[i+1] == '>':
+		return s[:i], s[i+2:], i + 2, true, true, 0
+	case s[i] == '.':
+		return s[:i], s[i+1:], i + 1, true, false, 0
+	}
+	p.log(p.offset+i, grammar.ErrBadHyphen)
+	return "", "", 0, false, false, syscall.EINVAL
+}
+
+// parseBTFArg resolves a BTF parameter name or a typed $retval, then any
+// member chain after it.
+func (p *parser) parseBTFArg(varname string, pc *int) syscall.Errno {
+	ins := &p.prog.ins
+	code := *pc
+	name, field, fieldOff, hasField, isPtr, errno := p.splitField(varname)
+	if errno != 0 {
+		return errno
+	}
+	if !isPtr && hasField {
+		p.log(p.offset+fieldOff, grammar.ErrNosupDatArg)
+		return syscall.EOPNOTSUPP
+	}
+	var typ btf.Type
+	if p.flags&flReturn != 0 && name == "$retval" {
+		ins[code] = Op{Code: OpRetval}
+		if !p.c.queryBTF() {
+			if hasField {
+				p.log(p.offset+fieldOff, grammar.ErrNoBTFEntry)
+				return syscall.ENOENT
+			}
+			return 0
+		}
+		if _, void := p.c.proto.Return.(*btf.Void); void || p.c.proto.Return == nil {
+			p.log(p.offset, grammar.ErrNoRetval)
+			return syscall.ENOENT
+		}
+		typ = p.c.proto.Return
+	} else {
+		if !p.c.queryBTF() || len(p.c.params) == 0 {
+			p.log(p.offset, grammar.ErrNoBTFEntry)
+			return syscall.ENOENT
+		}
+		found := false
+		for i, prm := range p.c.params {
+			if prm.Name != name {
+				continue
+			}
+			if isFunctionEntry(p.flags) {
+				n := uint32(i)
+				if p.flags&flTpoint != 0 {
+					n++
+				}
+				ins[code] = Op{Code: OpArg, Param: n}
+			} else if isFunctionReturn(p.flags) {
+				ins[code] = Op{Code: OpEData, Param: uint32(i), Offset: p.storeEntryArg(i)}
+			}
+			typ = prm.Type
+			found = true
+			break
+		}
+		if !found {
+			p.log(p.offset, grammar.ErrNoBTFArg)
+			return syscall.ENOENT
+		}
+	}
+	typ = btf.UnderlyingType(typ)
+	p.lastType = typ
+	p.lastBitoffs, p.lastBitsize = 0, 0
+	if hasField {
+		p.offset += fieldOff
+		return p.parseBTFField(field, typ, pc)
+	}
+	return 0
+}
+
+// parseBTFField follows a member chain ("a.b->c") from a pointer type,
+// adding one dereference per "->" hop (parse_btf_field).
+func (p *parser) parseBTFField(fieldname string, typ btf.Type, pc *int) syscall.Errno {
+	ins := &p.prog.ins
+	code := *pc
+	more := true
+	for more {
+		ptr, ok := typ.(*btf.Pointer)
+		if !ok {
+			p.log(p.offset, grammar.ErrNoPtrStrct)
+			return syscall.EINVAL
+		}
+		typ = btf.UnderlyingType(ptr.Target)
+		var bitoffs uint32
+		for {
+			name, next, nextOff, hasNext, isPtr, errno := p.splitField(fieldname)
+			if errno != 0 {
+				return errno
+			}
+			m, anon, ok := findMember(typ, name)
+			if !ok {
+				p.log(p.offset, grammar.ErrBadBTFTid)
+				return syscall.EINVAL
+			}
+			if m == nil {
+				p.log(p.offset, grammar.ErrNoBTFField)
+				return syscall.ENOENT
+			}
+			bitoffs += anon + uint32(m.Offset)
+			p.lastBitsize = uint32(m.BitfieldSize)
+			typ = btf.UnderlyingType(m.Type)
+			if hasNext {
+				p.offset += nextOff
+			} else {
+				// Linux adds a NULL-pointer difference here: the
+				// position is lost for every later error.
+				p.offset = garbageOffset
+			}
+			fieldname = next
+			more = hasNext
+			if isPtr || !hasNext {
+				break
+			}
+		}
+		code++
+		if code == progEnd {
+			p.log(p.offset, grammar.ErrTooManyOps)
+			return syscall.EINVAL
+		}
+		ins[code] = Op{Code: OpDeref, Offset: int64(bitoffs / 8)}
+		*pc = code
+		p.lastBitoffs = bitoffs % 8
+		p.lastType = typ
+	}
+	return 0
+}
+
+// btfAnonStackMax is BTF_ANON_STACK_MAX.
+const btfAnonStackMax = 16
+
+// findMember is btf_find_struct_member: direct members first, then the
+// anonymous members last-seen-first. ok is false when a type searched is
+// not a struct or union (the kernel's -EINVAL).
+func findMember(typ btf.Type, name string) (m *btf.Member, anonOff uint32, ok bool) {
+	type anon struct {
+		t   btf.Type
+		off uint32
+	}
+	var stack []anon
+	cur, curOff := typ, uint32(0)
+	for {
+		var members []btf.Member
+		switch t := cur.(type) {
+		case *btf.Struct:
+			members = t.Members
+		case *btf.Union:
+			members = t.Members
+		default:
+			return nil, 0, false
+		}
+		for i := range members {
+			mb := &members[i]
+			if mb.Name == "" {
+				if len(stack) < btfAnonStackMax {
+					stack = append(stack, anon{btf.UnderlyingType(mb.Type), curOff + uint32(mb.Offset)})
+				}
+				continue
+			}
+			if mb.Name == name {
+				return mb, curOff, true
+			}
+		}
+		if len(stack) == 0 {
+			return nil, 0, true
+		}
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		cur, curOff = top.t, top.off
+	}
+}
+
+// btfTypeName is fetch_type_from_btf_type: the fetch type a BTF type is
+// stored as when no type is given ("" = the default).
+func (p *parser) btfTypeName(t btf.Type) string {
+	switch v := t.(type) {
+	case *btf.Enum:
+		if v.Size == 8 {
+			return "s64"
+		}
+		return "s32"
+	case *btf.Pointer:
+		return "x64"
+	case *btf.Int:
+		bits := v.Size * 8
+		if v.Encoding&btf.Signed != 0 {
+			switch bits {
+			case 8, 16, 32, 64:
+				return "s" + itoa(int(bits))
+			}
+			return ""
+		}
+		switch bits {
+		case 8, 16, 32, 64:
+			return "u" + itoa(int(bits))
+		}
+		p.lastBitsize = bits
+		return "u64"
+	}
+	return ""
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// isUnsignedByte reports an 8-bit unsigned BTF integer (how the kernel
+// recognises char).
+func isUnsignedByte(t btf.Type) bool {
+	i, ok := btf.UnderlyingType(t).(*btf.Int)
+	return ok && i.Size == 1 && i.Encoding&btf.Signed == 0
+}
+
+// typeField returns what the kernel reads as btf_type->type for t: the
+// target of a pointer, or, for sized kinds, the size reinterpreted as a
+// type ID (the kernel's btf_type_is_char_ptr does not check the kind).
+func (p *parser) typeField(t btf.Type) (btf.Type, bool) {
+	var size uint32
+	switch v := t.(type) {
+	case *btf.Pointer:
+		return v.Target, true
+	case *btf.FuncProto:
+		return v.Return, true
+	case *btf.Int:
+		size = v.Size
+	case *btf.Enum:
+		size = v.Size
+	case *btf.Struct:
+		size = v.Size
+	case *btf.Union:
+		size = v.Size
+	case *btf.Float:
+		size = v.Size
+	default:
+		return nil, false
+	}
+	spec := p.c.spec()
+	if spec == nil {
+		return nil, false
+	}
+	tt, err := spec.TypeByID(btf.TypeID(size))
+	if err != nil {
+		return nil, false
+	}
+	return tt, true
+}
+
+// prepareBTFString is check_prepare_btf_string_fetch: a char array is
+// fetched in place, a char pointer gets one more dereference, anything
+// else cannot be a string.
+func (p *parser) prepareBTFString(typeName string, pc *int) syscall.Errno {
+	t := p.lastType
+	if arr, ok := t.(*btf.Array); ok && isUnsignedByte(arr.Type) {
+		return 0
+	}
+	if target, ok := p.typeField(t); ok && isUnsignedByte(target) {
+		next := *pc + 1
+		if p.prog.ins[next].Code == OpEnd {
+			p.log(p.offset, grammar.ErrTooManyOps)
+			return syscall.E2BIG
+		}
+		op := OpDeref
+		if strings.HasPrefix(typeName, "u") {
+			op = OpUDeref
+		}
+		p.prog.ins[next] = Op{Code: op}
+		*pc = next
+		return 0
+	}
+	p.log(p.offset, grammar.ErrBadType4Str)
+	return syscall.EINVAL
+}

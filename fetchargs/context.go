@@ -1,0 +1,211 @@
+// Package fetchargs parses and type-checks the fetch arguments of kprobe,
+// kretprobe, fprobe and tprobe definitions the way Linux does
+// (kernel/trace/trace_probe.c), and turns each accepted argument into a
+// typed fetch program (Ops) plus the facts the event's format file needs.
+//
+// The per-kernel differences come from the grammar.Dialect the caller puts
+// into Context; the kernel model supplies registers, BTF and symbols.
+package fetchargs
+
+import (
+	"syscall"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// ProbeKind is the kind of probe whose arguments are parsed.
+type ProbeKind int
+
+const (
+	KProbe ProbeKind = iota // p/r lines: kprobe or kretprobe
+	FProbe                  // f lines: fprobe entry or exit
+	TProbe                  // t lines: tracepoint probe
+)
+
+// Context describes the probe whose arguments are parsed. One Context
+// serves one probe definition: PrepareArgs first, then Parse for each token
+// in order. It caches the function's BTF prototype between calls, as the
+// kernel's parse context does.
+type Context struct {
+	Model   *kernel.Model
+	Dialect *grammar.Dialect
+	Kind    ProbeKind
+	Return  bool   // TPARG_FL_RETURN: symbol-based return probe or fprobe exit
+	Entry   bool   // TPARG_FL_FENTRY: kprobe at function entry (symbol-based, not return)
+	Func    string // probed function (BTF lookups); "" for address probes
+
+	btfDone bool
+	btfErr  error
+	proto   *btf.FuncProto
+	params  []btf.FuncParam
+	pending []*grammar.Error // error_log entries PrepareArgs wrote without failing
+	// logRewrites maps argv indices to the text Linux's logged command
+	// shows after %pd/%pD rewriting (only when no $arg expansion copied
+	// the argument list first).
+	logRewrites map[int]string
+	rulesSet    bool
+	rules       rules
+}
+
+// The kernel's TPARG_FL_* parse flags.
+const (
+	flReturn = 1 << 0
+	flKernel = 1 << 1
+	flFentry = 1 << 2
+	flTevent = 1 << 3
+	flUser   = 1 << 4
+	flFprobe = 1 << 5
+	flTpoint = 1 << 6
+	flLocMsk = 0x1f
+)
+
+func (c *Context) flags() uint {
+	f := uint(flKernel)
+	switch c.Kind {
+	case FProbe:
+		f |= flFprobe
+		if c.Return {
+			f |= flReturn
+		} else {
+			f |= flFentry
+		}
+	case TProbe:
+		f |= flFprobe | flTpoint | flFentry
+	default:
+		if c.Return {
+			f |= flReturn
+		}
+		if c.Entry && !c.Return {
+			f |= flFentry
+		}
+	}
+	return f
+}
+
+func isFunctionEntry(f uint) bool { return f&flLocMsk == flKernel|flFentry }
+
+func isFunctionReturn(f uint) bool { return f&flLocMsk == flKernel|flReturn }
+
+// rules are the per-kernel behaviours of the argument parser. Most come
+// straight from the dialect row; the rest changed together with the BTF
+// argument rework (6.5) and are keyed on the dialect's version. Each was
+// checked on the pinned 6.1 and 6.12 kernels.
+type rules struct {
+	maxArgStrLen int  // MAX_ARGSTR_LEN: longest argument body
+	btfArgs      bool // BTF names, $arg*, $argN rewriting, typed $retval, argument names from bodies
+	charType     bool // the "char" fetch type exists
+	// needStringLog: $comm/immediate strings with a non-string type log
+	// NEED_STRING_TYPE; without it the write fails with EINVAL and no log.
+	needStringLog bool
+	// argAnywhere: $argN is parsed on any kernel probe and saved at entry
+	// for return probes (EDATA); without it only function-entry kprobes
+	// accept $argN and everything else reports BAD_VAR.
+	argAnywhere bool
+	// stickyOffset: errors found after the fetch part was parsed (string,
+	// bitfield, array checks) use the parse position the fetch part left
+	// behind (inside the outermost dereference, or after the last BTF
+	// member); without it they are relative to the body start.
+	stickyOffset bool
+	dentryArgs   bool // :%pd / :%pD rewriting
+	// tooManyArgsE2BIG: more than MAX_TRACE_ARGS arguments fail with E2BIG
+	// and no log; without it the extra arguments are silently dropped.
+	tooManyArgsE2BIG bool
+	argTooLongErrno  syscall.Errno // errno of ARG_TOO_LONG
+	// e2bigOverflow: running out of fetch instructions while adding the
+	// store or array step fails with E2BIG (else EINVAL).
+	e2bigOverflow bool
+}
+
+// rulesFor derives the parser rules from the dialect. A nil dialect means
+// grammar.Latest.
+func rulesFor(d *grammar.Dialect) rules {
+	if d == nil {
+		d = grammar.Latest
+	}
+	since65 := d.Major > 6 || (d.Major == 6 && d.Minor >= 5)
+	r := rules{
+		maxArgStrLen:     d.MaxArgStrLen,
+		btfArgs:          d.BTFArgs,
+		charType:         since65,
+		needStringLog:    d.NeedStringType,
+		argAnywhere:      d.RetprobeArgN,
+		stickyOffset:     since65,
+		dentryArgs:       d.DentryArgs,
+		tooManyArgsE2BIG: d.TooManyArgs == grammar.ArgsE2BIG,
+		argTooLongErrno:  d.ArgTooLongErrno,
+		e2bigOverflow:    since65,
+	}
+	if r.maxArgStrLen <= 0 {
+		r.maxArgStrLen = 63
+	}
+	if r.argTooLongErrno == 0 {
+		r.argTooLongErrno = syscall.EINVAL
+	}
+	return r
+}
+
+func (c *Context) rulesOf() rules {
+	if !c.rulesSet {
+		c.rules = rulesFor(c.Dialect)
+		c.rulesSet = true
+	}
+	return c.rules
+}
+
+// queryBTF is query_btf_context: looks the function's prototype up once.
+// It reports false when there is no usable prototype (no BTF, unknown or
+// address probe).
+func (c *Context) queryBTF() bool {
+	if !c.btfDone {
+		c.btfDone = true
+		switch {
+		case c.Func == "":
+			c.btfErr = errNoFunc
+		case c.Model == nil:
+			c.btfErr = errNoModel
+		default:
+			_, proto, err := c.Model.FuncProto(c.Func)
+			if err != nil {
+				c.btfErr = err
+			} else {
+				c.proto = proto
+				c.params = proto.Params
+				if c.Kind == TProbe && len(c.params) > 0 {
+					c.params = c.params[1:] // the stub's hidden first argument
+				}
+			}
+		}
+	}
+	return c.btfErr == nil
+}
+
+func (c *Context) spec() *btf.Spec {
+	if c.Model == nil {
+		return nil
+	}
+	return c.Model.BTF()
+}
+
+func (c *Context) paramMaxStack() uint64 {
+	if c.Model != nil && c.Model.Arch() != nil && c.Model.Arch().ParamMaxStack > 0 {
+		return uint64(c.Model.Arch().ParamMaxStack)
+	}
+	return 2048
+}
+
+// LoggedArgv returns the argv as Linux's error_log shows it for this
+// probe after PrepareArgs: %pd/%pD rewriting happens in place in the
+// kernel's argument array, so unless $arg expansion made a copy first the
+// logged command shows the rewritten tokens.
+func (c *Context) LoggedArgv(argv []string) []string {
+	out := append([]string(nil), argv...)
+	for i, s := range c.logRewrites {
+		if i >= 0 && i < len(out) {
+			out[i] = s
+		}
+	}
+	return out
+}

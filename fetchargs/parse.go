@@ -1,0 +1,520 @@
+package fetchargs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/ktrace-dev/ktrace/grammar"
+)
+
+// Limits of the kernel's argument parser.
+const (
+	maxTraceArgs   = 128 // MAX_TRACE_ARGS
+	maxArgNameLen  = 32  // MAX_ARG_NAME_LEN
+	maxArrayLen    = 64  // MAX_ARRAY_LEN
+	maxBTFArgsLen  = 128 // MAX_BTF_ARGS_LEN: buffer for $arg*/$argN expansion
+	maxDentryArgsL = 256 // MAX_DENTRY_ARGS_LEN: buffer for %pd/%pD rewriting
+)
+
+var (
+	errNoFunc  = errors.New("address probe has no function for BTF")
+	errNoModel = errors.New("no kernel model")
+)
+
+// reservedNames are field names every probe event already has.
+var reservedNames = []string{
+	"common_type", "common_flags", "common_preempt_count", "common_pid",
+	"common_tgid", "__probe_ip", "__probe_ret_ip", "__probe_func",
+}
+
+// isGoodName is the kernel's is_good_name: a C identifier.
+func isGoodName(s string) bool {
+	if s == "" || !(isAlpha(s[0]) || s[0] == '_') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !(isAlpha(s[i]) || isDigit(s[i]) || s[i] == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// parser is the state of one traceprobe_parse_probe_arg call.
+type parser struct {
+	c      *Context
+	r      rules
+	flags  uint
+	lg     logger
+	offset int // ctx->offset: caret base inside the token
+	prog   *program
+	prev   []*Arg
+
+	lastType    btf.Type // BTF type of the value fetched so far (nil: none)
+	lastBitoffs uint32
+	lastBitsize uint32
+}
+
+func (p *parser) log(off int, c grammar.Code) { p.lg.log(off, c) }
+
+// Parse parses and type-checks one argument token (the kernel's
+// traceprobe_parse_probe_arg): index is its position in the expanded
+// argument list and prev the arguments already accepted for this probe.
+// Errors are *grammar.Error (or *LogError when several error_log entries
+// are written) attributed to tok.LogIndex.
+func Parse(ctx *Context, tok Token, index int, prev []*Arg) (*Arg, error) {
+	if ctx == nil || ctx.Model == nil || ctx.Model.Arch() == nil {
+		return nil, fmt.Errorf("fetchargs: parsing %q: %w", tok.Text, errNoModel)
+	}
+	p := &parser{c: ctx, r: ctx.rulesOf(), flags: ctx.flags(), prev: prev}
+	p.lg.index = tok.LogIndex
+	a, errno := p.parseArg(tok.Text, index)
+	if errno != 0 {
+		pending := ctx.pending
+		ctx.pending = nil
+		return nil, result(pending, p.lg.entries, tok.LogIndex, errno)
+	}
+	if len(p.lg.entries) > 0 {
+		// Logged but accepted cannot happen in the kernel's argument
+		// parser; keep the entries so nothing is lost.
+		ctx.pending = append(ctx.pending, p.lg.entries...)
+	}
+	return a, nil
+}
+
+// parseArg is traceprobe_parse_probe_arg: the name part, then the body.
+func (p *parser) parseArg(text string, index int) (*Arg, syscall.Errno) {
+	var name, body string
+	if eq := strings.IndexByte(text, '='); eq >= 0 {
+		if eq > maxArgNameLen {
+			p.log(0, grammar.ErrArgNameTooLong)
+			return nil, syscall.EINVAL
+		}
+		if eq == 0 {
+			p.log(0, grammar.ErrNoArgName)
+			return nil, syscall.EINVAL
+		}
+		name, body = text[:eq], text[eq+1:]
+		p.offset = eq + 1
+	} else {
+		name = p.generateName(text, index)
+		body = text
+		p.offset = 0
+	}
+	if !isGoodName(name) {
+		p.offset = 0
+		p.log(0, grammar.ErrBadArgName)
+		return nil, syscall.EINVAL
+	}
+	for _, r := range reservedNames {
+		if r == name {
+			p.log(0, grammar.ErrUsedArgName)
+			return nil, syscall.EINVAL
+		}
+	}
+	for _, a := range p.prev {
+		if a.Name == name {
+			p.log(0, grammar.ErrUsedArgName)
+			return nil, syscall.EINVAL
+		}
+	}
+	a, errno := p.parseBody(body)
+	if errno != 0 {
+		return nil, errno
+	}
+	a.Name = name
+	return a, 0
+}
+
+// generateName names an argument given without "name=": the body up to
+// its first ':' when that is an identifier (BTF-capable kernels), else
+// "arg<index+1>".
+func (p *parser) generateName(text string, index int) string {
+	if p.r.btfArgs {
+		end := strings.IndexByte(text, ':')
+		if end < 0 {
+			end = len(text)
+		}
+		if isGoodName(text[:end]) {
+			return text[:end]
+		}
+	}
+	return fmt.Sprintf("arg%d", index+1)
+}
+
+// parseBody is traceprobe_parse_probe_arg_body.
+func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
+	if len(body) > p.r.maxArgStrLen {
+		p.log(p.offset, grammar.ErrArgTooLong)
+		return nil, p.r.argTooLongErrno
+	} else if body == "" {
+		p.log(p.offset, grammar.ErrNoArgBody)
+		return nil, syscall.EINVAL
+	}
+	bodyOffset := p.offset
+	a := &Arg{Body: body}
+
+	// Split the type: the first ':' starts it, '[' an array count.
+	arg := body
+	typeName, hasType := "", false
+	typeOffset := 0
+	if t := strings.IndexByte(body, ':'); t >= 0 {
+		arg = body[:t]
+		typeName, hasType = body[t+1:], true
+		typeOffset = t + 1
+		if b := strings.IndexByte(typeName, '['); b >= 0 {
+			countText := typeName[b+1:]
+			countOffset := typeOffset + b + 1
+			typeName = typeName[:b]
+			cl := strings.IndexByte(countText, ']')
+			if cl < 0 {
+				p.log(p.offset+countOffset+len(countText), grammar.ErrArrayNoClose)
+				return nil, syscall.EINVAL
+			}
+			if cl+1 != len(countText) {
+				p.log(p.offset+countOffset+cl+1, grammar.ErrBadArraySuffix)
+				return nil, syscall.EINVAL
+			}
+			n, e := kstrtouint(countText[:cl], 0)
+			if e != 0 || n == 0 {
+				p.log(p.offset+countOffset, codeBadArrayNum)
+				return nil, syscall.EINVAL
+			}
+			if n > maxArrayLen {
+				p.log(p.offset+countOffset, grammar.ErrArrayTooBig)
+				return nil, syscall.EINVAL
+			}
+			a.Count = int(n)
+		}
+	}
+	a.TypeName = typeName
+
+	// $comm and immediate strings can only be strings.
+	if arg == "$comm" || arg == "$COMM" || strings.HasPrefix(arg, `\"`) {
+		if a.Count > 0 || (hasType && typeName != "string") {
+			if p.r.needStringLog {
+				p.log(p.offset+typeOffset, grammar.ErrNeedStringType)
+			}
+			return nil, syscall.EINVAL
+		}
+		a.Type = findType("string", p.r)
+	} else {
+		a.Type = findTypeOpt(typeName, hasType, p.r)
+	}
+	if a.Type == nil {
+		p.log(p.offset+typeOffset, grammar.ErrBadType)
+		return nil, syscall.EINVAL
+	}
+
+	p.prog = newProgram()
+	pc := 0
+	p.lastType = nil
+	if errno := p.parseProbeArg(arg, &pc); errno != 0 {
+		return nil, errno
+	}
+	if !p.r.stickyOffset {
+		p.offset = bodyOffset
+	}
+
+	// Adopt the BTF type, or prepare a BTF value for a string type.
+	if p.r.btfArgs && p.lastType != nil {
+		if !hasType {
+			a.Type = findTypeOpt(p.btfTypeName(p.lastType), true, p.r)
+			if a.Type == nil {
+				a.Type = findType(defaultType, p.r)
+			}
+		} else if strings.Contains(typeName, "string") {
+			if errno := p.prepareBTFString(typeName, &pc); errno != 0 {
+				return nil, errno
+			}
+		}
+	}
+	a.Size = a.Type.Size
+	if a.Count > 0 {
+		a.Size *= a.Count
+	}
+	if errno := p.finalize(&pc, a, typeName, hasType, typeOffset); errno != 0 {
+		return nil, errno
+	}
+	a.Ops = p.prog.ops()
+	a.Dynamic = a.Type.IsString
+	return a, 0
+}
+
+// findTypeOpt distinguishes "no type given" (default type) from an empty
+// type after ':' (unknown).
+func findTypeOpt(name string, has bool, r rules) *Type {
+	if has && name == "" {
+		return nil
+	}
+	return findType(name, r)
+}
+
+// parseProbeArg is the kernel's recursive parse_probe_arg; pc indexes the
+// current instruction.
+func (p *parser) parseProbeArg(arg string, pc *int) syscall.Errno {
+	ins := &p.prog.ins
+	code := *pc
+	var ret syscall.Errno
+	var c0 byte
+	if arg != "" {
+		c0 = arg[0]
+	}
+	switch c0 {
+	case '$':
+		ret = p.parseProbeVars(arg, pc)
+	case '%':
+		if p.flags&(flTevent|flFprobe) != 0 {
+			// fprobes have no registers: logged, then reported again
+			// below as an unparsed argument.
+			p.log(p.offset, grammar.ErrBadVar)
+			break
+		}
+		off, ok := p.c.Model.Arch().RegOffset(arg[1:])
+		if !ok {
+			p.log(p.offset, grammar.ErrBadRegName)
+			return syscall.EINVAL
+		}
+		ins[code] = Op{Code: OpReg, Param: uint32(off)}
+	case '@':
+		switch {
+		case len(arg) > 1 && isDigit(arg[1]):
+			v, e := kstrtoul(arg[1:], 0)
+			if e != 0 {
+				p.log(p.offset, grammar.ErrBadMemAddr)
+				return e
+			}
+			ins[code] = Op{Code: OpImm, Imm: v}
+		case len(arg) > 1 && arg[1] == '+':
+			p.log(p.offset, grammar.ErrFileOnKprobe)
+			return syscall.EINVAL
+		default:
+			ins[code] = Op{Code: OpNopSymbol, Data: arg[1:]}
+			code++
+			if code == progEnd {
+				p.log(p.offset, grammar.ErrTooManyOps)
+				return syscall.EINVAL
+			}
+			ins[code] = Op{Code: OpImm}
+		}
+		code++
+		if code == progEnd {
+			p.log(p.offset, grammar.ErrTooManyOps)
+			return syscall.EINVAL
+		}
+		*pc = code
+		ins[code] = Op{Code: OpDeref}
+	case '+', '-':
+		return p.parseDeref(arg, pc)
+	case '\\':
+		if len(arg) > 1 && arg[1] == '"' {
+			s := arg[2:]
+			if s == "" || s[len(s)-1] != '"' {
+				p.log(p.offset+2+len(s), grammar.ErrImmstrNoClose)
+				return syscall.EINVAL
+			}
+			if s != "" {
+				s = s[:len(s)-1]
+			}
+			ins[code] = Op{Code: OpData, Data: s}
+		} else {
+			v, e := strToImmediate(arg[1:])
+			if e != 0 {
+				p.log(p.offset+1, grammar.ErrBadImm)
+				ret = e
+			} else {
+				ins[code] = Op{Code: OpImm, Imm: v}
+			}
+		}
+	default:
+		if p.r.btfArgs && (isAlpha(c0) || c0 == '_') {
+			if !isFunctionEntry(p.flags) && !isFunctionReturn(p.flags) {
+				p.log(p.offset, grammar.ErrNosupBTFArg)
+				return syscall.EINVAL
+			}
+			ret = p.parseBTFArg(arg, pc)
+		}
+	}
+	if ret == 0 && ins[code].Code == OpNop {
+		p.log(p.offset, grammar.ErrBadFetchArg)
+		ret = syscall.EINVAL
+	}
+	return ret
+}
+
+// parseDeref handles "+OFFS(…)", "-OFFS(…)" and the user-memory forms
+// "+uOFFS(…)", "-uOFFS(…)", including the kernel's caret bookkeeping that
+// is one column short for the 'u' forms and for "+-OFFS(".
+func (p *parser) parseDeref(s string, pc *int) syscall.Errno {
+	ins := &p.prog.ins
+	deref := OpDeref
+	// v is the text the kernel continues with after dropping the 'u' and a
+	// leading '+'.
+	var v string
+	user := len(s) > 1 && s[1] == 'u'
+	if user {
+		deref = OpUDeref
+		v = string(s[0]) + s[2:]
+	} else {
+		v = s
+	}
+	if v[0] == '+' {
+		v = v[1:]
+	}
+	t := strings.IndexByte(v, '(')
+	if t < 0 {
+		p.log(p.offset, grammar.ErrDerefNeedBrace)
+		return syscall.EINVAL
+	}
+	off, e := kstrtol(v[:t], 0)
+	if e != 0 {
+		p.log(p.offset, grammar.ErrBadDerefOffs)
+		return e
+	}
+	adv := t + 1
+	if v[0] != '-' {
+		adv++
+	}
+	p.offset += adv
+	inner := v[t+1:]
+	r := strings.LastIndexByte(inner, ')')
+	if r < 0 {
+		p.log(p.offset+len(inner), grammar.ErrDerefOpenBrace)
+		return syscall.EINVAL
+	}
+	inner = inner[:r]
+	cur := p.offset
+	code := *pc
+	if errno := p.parseProbeArg(inner, &code); errno != 0 {
+		return errno
+	}
+	p.offset = cur
+	if ins[code].Code == OpComm || ins[code].Code == OpData {
+		p.log(p.offset, grammar.ErrCommCantDeref)
+		return syscall.EINVAL
+	}
+	code++
+	if code == progEnd {
+		p.log(p.offset, grammar.ErrTooManyOps)
+		return syscall.EINVAL
+	}
+	*pc = code
+	ins[code] = Op{Code: deref, Offset: off}
+	p.lastType = nil
+	return 0
+}
+
+// strToImmediate is the kernel's str_to_immediate for "\IMM".
+func strToImmediate(s string) (uint64, syscall.Errno) {
+	switch {
+	case s != "" && isDigit(s[0]):
+		return kstrtoul(s, 0)
+	case s != "" && s[0] == '-':
+		v, e := kstrtol(s, 0)
+		return uint64(v), e
+	case s != "" && s[0] == '+':
+		v, e := kstrtol(s[1:], 0)
+		return uint64(v), e
+	}
+	return 0, syscall.EINVAL
+}
+
+// parseProbeVars parses "$…" variables; orig starts with '$'.
+func (p *parser) parseProbeVars(orig string, pc *int) syscall.Errno {
+	ins := &p.prog.ins
+	code := *pc
+	arg := orig[1:]
+	errCode := grammar.ErrBadVar
+	maxStack := p.c.paramMaxStack()
+
+	if p.r.btfArgs {
+		if strings.HasPrefix(arg, "retval") {
+			if p.flags&flReturn == 0 {
+				p.log(p.offset, grammar.ErrRetvalOnProbe)
+				return syscall.EINVAL
+			}
+			return p.parseBTFArg(orig, pc)
+		}
+	} else if arg == "retval" {
+		if p.flags&flReturn == 0 {
+			p.log(p.offset, grammar.ErrRetvalOnProbe)
+			return syscall.EINVAL
+		}
+		ins[code] = Op{Code: OpRetval}
+		return 0
+	}
+
+	if rest, ok := strings.CutPrefix(arg, "stack"); ok {
+		if rest == "" {
+			ins[code] = Op{Code: OpStackP}
+			return 0
+		}
+		if isDigit(rest[0]) {
+			n, e := kstrtoul(rest, 10)
+			if e != 0 {
+				goto inval
+			}
+			if p.flags&flKernel != 0 && n > maxStack {
+				errCode = grammar.ErrBadStackNum
+				goto inval
+			}
+			ins[code] = Op{Code: OpStack, Param: uint32(n)}
+			return 0
+		}
+		goto inval
+	}
+
+	if arg == "comm" || arg == "COMM" {
+		ins[code] = Op{Code: OpComm}
+		return 0
+	}
+
+	if rest, ok := strings.CutPrefix(arg, "arg"); ok {
+		if !p.r.argAnywhere && p.flags&(flReturn|flKernel|flFentry) != flKernel|flFentry {
+			goto inval
+		}
+		n, e := kstrtoul(rest, 10)
+		if e != 0 {
+			goto inval
+		}
+		if n == 0 || n > maxStack {
+			errCode = grammar.ErrBadArgNum
+			goto inval
+		}
+		n--
+		switch {
+		case !p.r.argAnywhere || isFunctionEntry(p.flags):
+			if p.flags&flTpoint != 0 {
+				n++
+			}
+			ins[code] = Op{Code: OpArg, Param: uint32(n)}
+		case isFunctionReturn(p.flags):
+			ins[code] = Op{Code: OpEData, Param: uint32(n), Offset: p.storeEntryArg(int(n))}
+		default:
+			errCode = grammar.ErrNofentryArgs
+			goto inval
+		}
+		return 0
+	}
+
+inval:
+	p.log(p.offset, errCode)
+	return syscall.EINVAL
+}
+
+// storeEntryArg returns the entry-data offset of function argument n for a
+// return probe: arguments get 8-byte slots in order of first use across
+// the probe's arguments (__store_entry_arg).
+func (p *parser) storeEntryArg(n int) int64 {
+	slots := EntryArgs(p.prev)
+	for i, s := range slots {
+		if s == n {
+			return int64(8 * i)
+		}
+	}
+	return int64(8 * len(slots))
+}
