@@ -255,37 +255,27 @@ func (f *FS) setEnabled(n node, on bool) error {
 	return nil
 }
 
-// writeFilter stores an event or group filter. The expression is kept as
-// written (whitespace-trimmed) and shown back; it is not checked against
-// the event's fields, and with no backend nothing is filtered. "0" clears.
+// writeFilter stores an event filter, or for a group filter the filter of
+// every event in the group (the group file itself keeps showing only its
+// header, as on 6.12.95). The expression is kept as written minus trailing
+// whitespace and read back; it is not checked against the event's fields,
+// and with no backend nothing is filtered. "0" clears.
 func (f *FS) writeFilter(n node, p []byte) (int, error) {
-	text := strings.TrimSpace(string(p))
+	text := strings.TrimRight(string(p), " \t\n\r\v\f")
+	clear := strings.TrimSpace(text) == "0" || strings.TrimSpace(text) == ""
 	evs := f.b.Events()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	set := func(e EventInfo) {
+	for _, e := range evs {
+		if e.Group != n.group || (n.kind == nEvFilter && e.Name != n.event) {
+			continue
+		}
 		k := eventKey{e.Group, e.Name, e.ID}
-		if text == "0" || text == "" {
+		if clear {
 			delete(f.filters, k)
 		} else {
 			f.filters[k] = text
 		}
-	}
-	if n.kind == nEvFilter {
-		if e, ok := findEvent(evs, n.group, n.event); ok {
-			set(e)
-		}
-		return len(p), nil
-	}
-	for _, e := range evs {
-		if e.Group == n.group {
-			set(e)
-		}
-	}
-	if text == "0" || text == "" {
-		delete(f.sysFilter, n.group)
-	} else {
-		f.sysFilter[n.group] = text
 	}
 	return len(p), nil
 }
@@ -344,11 +334,6 @@ func (f *FS) content(n node) string {
 	case nEventsEnable, nGroupEnable:
 		return f.enableText(n)
 	case nGroupFilter:
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if s, ok := f.sysFilter[n.group]; ok {
-			return groupFilterHead + s + "\n"
-		}
 		return groupFilterHead
 	}
 	e, ok := findEvent(f.b.Events(), n.group, n.event)

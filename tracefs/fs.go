@@ -51,7 +51,6 @@ type FS struct {
 	logged    uint64
 	tracingOn bool
 	filters   map[eventKey]string
-	sysFilter map[string]string
 }
 
 // eventKey identifies an event instance; the ID keeps a filter from
@@ -71,7 +70,6 @@ func New(b Backend, opts Options) *FS {
 		created:   time.Now(),
 		tracingOn: true,
 		filters:   map[eventKey]string{},
-		sysFilter: map[string]string{},
 	}
 	if f.cpus <= 0 {
 		f.cpus = 1

@@ -403,9 +403,25 @@ func TestFilterWrites(t *testing.T) {
 	if got := readString(t, fsys, "events/kprobes/myev/filter"); got != "none\n" {
 		t.Errorf("filter after 0 = %q", got)
 	}
+	// 6.12.95: a group filter goes to each event; the group file shows
+	// only its header. Trailing blanks are dropped, leading ones kept.
+	writeFile(fsys, "kprobe_events", "kprobes/other", false)
 	writeFile(fsys, "events/kprobes/filter", "common_pid == 1", true)
-	if got := readString(t, fsys, "events/kprobes/filter"); got != groupFilterHead+"common_pid == 1\n" {
+	for _, f := range []string{"events/kprobes/myev/filter", "events/kprobes/other/filter"} {
+		if got := readString(t, fsys, f); got != "common_pid == 1\n" {
+			t.Errorf("%s after group write = %q", f, got)
+		}
+	}
+	if got := readString(t, fsys, "events/kprobes/filter"); got != groupFilterHead {
 		t.Errorf("group filter = %q", got)
+	}
+	writeFile(fsys, "events/kprobes/myev/filter", "  common_pid  ==  2  ", true)
+	if got := readString(t, fsys, "events/kprobes/myev/filter"); got != "  common_pid  ==  2\n" {
+		t.Errorf("filter with blanks = %q", got)
+	}
+	writeFile(fsys, "events/kprobes/filter", "0", true)
+	if got := readString(t, fsys, "events/kprobes/other/filter"); got != "none\n" {
+		t.Errorf("filter after group 0 = %q", got)
 	}
 }
 
