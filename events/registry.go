@@ -1,0 +1,300 @@
+package events
+
+import (
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// writeBufSize is the kernel's WRITE_BUFSIZE for control-file writes: data
+// is consumed in chunks of at most writeBufSize-1 bytes, and a line must fit
+// in one chunk with its newline (so at most writeBufSize-2 bytes).
+const writeBufSize = 4096
+
+// Registry is the set of dynamic events of one emulated kernel. It is safe
+// for concurrent use; every method runs under one lock, as the kernel runs
+// every command under event_mutex.
+type Registry struct {
+	mu      sync.Mutex
+	model   *kernel.Model
+	dialect *grammar.Dialect
+	probes  []*Probe // every probe, in creation order: the readback order
+	events  []*Event // every event, in creation order
+	ids     map[int]bool
+	firstID int
+}
+
+// firstEventID is the ID the pinned kernels give their first dynamic event
+// (the number of built-in trace events plus the fixed types before them),
+// measured by booting each kernel. IDs of removed events are reused, lowest
+// first, like the kernel's trace_search_list.
+var firstEventID = map[string]int{"6.1": 1392, "6.12": 1554}
+
+// NewRegistry returns an empty registry for kernel m speaking dialect d. A
+// nil d selects the dialect of m's release.
+func NewRegistry(m *kernel.Model, d *grammar.Dialect) *Registry {
+	if d == nil {
+		major, minor, _ := m.KernelVersion()
+		d = grammar.DialectFor(major, minor)
+	}
+	first, ok := firstEventID[d.Name]
+	if !ok {
+		first = firstEventID["6.12"]
+	}
+	return &Registry{model: m, dialect: d, ids: map[int]bool{}, firstID: first}
+}
+
+// Dialect returns the registry's kernel dialect.
+func (r *Registry) Dialect() *grammar.Dialect { return r.dialect }
+
+// Model returns the registry's kernel model.
+func (r *Registry) Model() *kernel.Model { return r.model }
+
+// Write is one write(2) of data to control file f. Like the kernel's
+// trace_parse_run_command it splits the data into lines, strips '#'
+// comments, runs the lines in order and stops at the first failing one;
+// lines before it stay applied. A line longer than 4094 bytes, or a NUL
+// byte before the end of a line, fails the write with EINVAL and nothing in
+// error_log. On success it returns len(data).
+func (r *Registry) Write(f File, data []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	count := len(data)
+	done := 0
+	for done < count {
+		size := count - done
+		if size >= writeBufSize {
+			size = writeBufSize - 1
+		}
+		chunk := data[done : done+size]
+		// The kernel NUL-terminates the chunk and works with C strings,
+		// so a NUL byte ends the visible text.
+		if i := indexNUL(chunk); i >= 0 {
+			chunk = chunk[:i]
+		}
+		pos := 0
+		for done < count {
+			rest := chunk[pos:]
+			var line []byte
+			if i := indexNL(rest); i >= 0 {
+				line = rest[:i]
+				size = i + 1
+			} else {
+				size = len(rest)
+				if done+size < count {
+					if pos != 0 {
+						break // re-read the rest as a new chunk
+					}
+					return 0, &WriteError{Errno: syscall.EINVAL}
+				}
+				line = rest
+			}
+			done += size
+			if err := r.execLocked(f, string(line)); err != nil {
+				return 0, err
+			}
+			pos += size
+		}
+	}
+	return count, nil
+}
+
+func indexNUL(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+func indexNL(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// Exec runs one command line on control file f: a probe definition, a
+// removal ("-:..."; in dynamic_events also "!...") or a blank line. Text
+// from the first '#' on is a comment.
+func (r *Registry) Exec(f File, line string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.execLocked(f, line)
+}
+
+func (r *Registry) execLocked(f File, line string) error {
+	line = grammar.StripComment(line)
+	if len(line) > 0 && (line[0] == '-' || (f == DynamicEvents && line[0] == '!')) {
+		scope := kprobeScope
+		if f == DynamicEvents {
+			scope = allScope
+		}
+		if err := r.release(line, scope); err != 0 {
+			return &WriteError{Errno: err}
+		}
+		return nil
+	}
+	argv := grammar.Split(line)
+	if len(argv) == 0 {
+		return nil
+	}
+	res := r.createKprobe(argv)
+	if res.cancel && f == DynamicEvents && r.dialect.Fprobe {
+		res = r.createFprobe(argv)
+	}
+	if res.cancel {
+		return &WriteError{Errno: syscall.EINVAL}
+	}
+	return res.err
+}
+
+// Readback returns the content of control file f: one line per probe, in
+// creation order; kprobe_events shows only kprobes and kretprobes.
+func (r *Registry) Readback(f File) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, p := range r.probes {
+		if f == KprobeEvents && !p.Event.Kind.isKprobe() {
+			continue
+		}
+		b.WriteString(p.Line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Events returns the events in creation order.
+func (r *Registry) Events() []*Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Event(nil), r.events...)
+}
+
+// Event returns the event group/name, or nil.
+func (r *Registry) Event(group, name string) *Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.findEvent(group, name)
+}
+
+func (r *Registry) findEvent(group, name string) *Event {
+	for _, e := range r.events {
+		if e.Group == group && e.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// SetEnabled enables or disables ev, as writing its enable file does.
+func (r *Registry) SetEnabled(ev *Event, on bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if e == ev {
+			e.Enabled = on
+			return nil
+		}
+	}
+	return &WriteError{Errno: syscall.ENODEV}
+}
+
+// Truncate is an O_TRUNC open of control file f: it removes every event in
+// the file's scope (kprobe_events: kprobes; dynamic_events: all), or fails
+// with EBUSY and removes nothing when one of them is enabled.
+func (r *Registry) Truncate(f File) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	scope := kprobeScope
+	if f == DynamicEvents {
+		scope = allScope
+	}
+	for _, p := range r.probes {
+		if scope.has(p.Event.Kind) && p.Event.Enabled {
+			return &WriteError{Errno: syscall.EBUSY}
+		}
+	}
+	for _, p := range append([]*Probe(nil), r.probes...) {
+		if scope.has(p.Event.Kind) {
+			if err := r.freeProbe(p); err != 0 {
+				return &WriteError{Errno: err}
+			}
+		}
+	}
+	return nil
+}
+
+type scope int
+
+const (
+	kprobeScope scope = iota
+	allScope
+)
+
+func (s scope) has(k Kind) bool { return s == allScope || k.isKprobe() }
+
+// freeProbe removes one probe like the kernel's unregister functions: a
+// probe with siblings just leaves its event; the last probe of an enabled
+// event cannot go (EBUSY).
+func (r *Registry) freeProbe(p *Probe) syscall.Errno {
+	ev := p.Event
+	if len(ev.Probes) == 1 && ev.Enabled {
+		return syscall.EBUSY
+	}
+	for i, q := range r.probes {
+		if q == p {
+			r.probes = append(r.probes[:i:i], r.probes[i+1:]...)
+			break
+		}
+	}
+	for i, q := range ev.Probes {
+		if q == p {
+			ev.Probes = append(ev.Probes[:i:i], ev.Probes[i+1:]...)
+			break
+		}
+	}
+	if len(ev.Probes) == 0 {
+		for i, e := range r.events {
+			if e == ev {
+				r.events = append(r.events[:i:i], r.events[i+1:]...)
+				break
+			}
+		}
+		delete(r.ids, ev.ID)
+	}
+	return 0
+}
+
+// allocID returns the lowest free event ID.
+func (r *Registry) allocID() int {
+	id := r.firstID
+	for r.ids[id] {
+		id++
+	}
+	r.ids[id] = true
+	return id
+}
+
+// addEvent registers a new event with its first probe.
+func (r *Registry) addEvent(ev *Event, p *Probe) {
+	ev.ID = r.allocID()
+	ev.Probes = []*Probe{p}
+	p.Event = ev
+	r.events = append(r.events, ev)
+	r.probes = append(r.probes, p)
+}
+
+// appendProbe adds a probe to an existing event.
+func (r *Registry) appendProbe(ev *Event, p *Probe) {
+	p.Event = ev
+	ev.Probes = append(ev.Probes, p)
+	r.probes = append(r.probes, p)
+}

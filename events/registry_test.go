@@ -1,0 +1,228 @@
+package events
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ktrace-dev/ktrace/grammar"
+)
+
+// Multi-probe events, removal and enable state, as seen on both kernels.
+func TestMultiProbeAndRemoval(t *testing.T) {
+	runCases(t, []lineCase{
+		{setup: []string{"p:ev vfs_read"}, line: "p:ev vfs_write",
+			readback: []string{"p:kprobes/ev vfs_read", "p:kprobes/ev vfs_write"}},
+		{setup: []string{"p:ev vfs_read", "p:ev vfs_write"}, line: "p:ev vfs_read",
+			errno: eexist, code: grammar.ErrSameProbe, pos: 0,
+			readback: []string{"p:kprobes/ev vfs_read", "p:kprobes/ev vfs_write"}},
+		{setup: []string{"p:ev vfs_read"}, line: "r:ev vfs_write", errno: eexist, code: grammar.ErrDiffProbeType, pos: 0},
+		{setup: []string{"p:ev vfs_read"}, line: "p:ev vfs_write a=%di", errno: eexist, code: grammar.ErrDiffArgType, pos: 15},
+		{setup: []string{"p:ev vfs_read a=%di b=%si"}, line: "p:ev vfs_write a=%di c=%si", errno: eexist, code: grammar.ErrDiffArgType, pos: 21},
+		{setup: []string{"p:ev vfs_read a=%di b=%si"}, line: "p:ev vfs_write a=%di", errno: eexist, code: grammar.ErrDiffArgType, pos: 21},
+		{setup: []string{"p:ev vfs_read a=%di b=%si"}, line: "p:ev vfs_write a=%di b=%si c=%dx", errno: eexist, code: grammar.ErrDiffArgType, pos: 27},
+		{setup: []string{"p:ev vfs_read a=%di b=%si"}, line: "p:ev vfs_write a=%di b=%si",
+			readback: []string{"p:kprobes/ev vfs_read a=%di b=%si", "p:kprobes/ev vfs_write a=%di b=%si"}},
+		{setup: []string{"p:ev vfs_read", "p:ev vfs_write"}, line: "-:ev vfs_read", readback: []string{"p:kprobes/ev vfs_write"}},
+		{setup: []string{"p:ev vfs_read", "p:ev vfs_write"}, line: "-:ev", readback: []string{}},
+		{setup: []string{"p:ev vfs_read a=%di b=%si", "p:ev vfs_write a=%di b=%si"}, line: "-:ev vfs_write a=%di",
+			readback: []string{"p:kprobes/ev vfs_read a=%di b=%si"}},
+		{setup: []string{"p:ev vfs_read a=%di b=%si"}, line: "-:ev vfs_read a=%di b=%si c=%dx", errno: enoent},
+		{setup: []string{"p:ev vfs_read a=%di b=%si"}, line: "-:ev vfs_write a=%di", errno: enoent},
+		{line: "-:ev", errno: enoent},
+		{setup: []string{"p:ev vfs_read"}, line: "-:kprobes/ev", readback: []string{}},
+		{line: "-:kprobes/", errno: enoent},
+		{setup: []string{"p:g1/a vfs_read", "p:g1/b vfs_write", "p:g2/a vfs_read"}, line: "-:g1/", readback: []string{"p:g2/a vfs_read"}},
+		{setup: []string{"p:g1/a vfs_read", "p:g2/a vfs_read"}, line: "-:a", readback: []string{}},
+		{setup: []string{"p:g1/b vfs_read"}, line: "-:g1.b", errno: enoent},
+		{setup: []string{"p:a vfs_read"}, line: "-:a vfs_write", errno: enoent},
+		{setup: []string{"r vfs_write"}, line: "-:r_vfs_write_0 vfs_write+0", errno: enoent},
+		{setup: []string{"r vfs_write"}, line: "-:r_vfs_write_0 vfs_write", readback: []string{}},
+		{kernels: "6.12", setup: []string{"p 0xffffffff8143f694"}, line: "-:p_0xffffffff8143f694 0xffffffff8143f694", readback: []string{}},
+		{kernels: "6.12", setup: []string{"p:ev vfs_read+4"}, line: "-:ev vfs_read+4", readback: []string{}},
+		{kernels: "6.12", setup: []string{"D:p:ev vfs_read"}, file: DynamicEvents, line: "f:kprobes/ev vfs_read",
+			errno: eexist, code: grammar.ErrEventExist, subsys: "trace_fprobe", pos: 0},
+		{kernels: "6.12", setup: []string{"D:f:fprobes/fev vfs_read"}, line: "p:fprobes/fev vfs_read",
+			errno: eexist, code: grammar.ErrEventExist, pos: 0},
+	})
+}
+
+func TestEnableBusy(t *testing.T) {
+	for _, rel := range []string{"6.1", "6.12"} {
+		r := newRegistry(t, rel)
+		for _, l := range []string{"p:ev vfs_read", "p:ev2 vfs_read", "p:ev2 vfs_write"} {
+			if err := r.Exec(KprobeEvents, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.SetEnabled(r.Event("kprobes", "ev"), true); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Exec(KprobeEvents, "-:ev"); !errors.Is(err, syscall.EBUSY) {
+			t.Errorf("%s: remove enabled: %v, want EBUSY", rel, err)
+		}
+		if err := r.Truncate(KprobeEvents); !errors.Is(err, syscall.EBUSY) {
+			t.Errorf("%s: truncate with enabled: %v, want EBUSY", rel, err)
+		}
+		if got := len(r.Events()); got != 2 {
+			t.Errorf("%s: %d events after failed truncate", rel, got)
+		}
+		// An enabled multi-probe event loses its first probe (it has a
+		// sibling) and then refuses to drop the last one.
+		if err := r.SetEnabled(r.Event("kprobes", "ev2"), true); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Exec(KprobeEvents, "-:ev2"); !errors.Is(err, syscall.EBUSY) {
+			t.Errorf("%s: remove enabled multi-probe: %v, want EBUSY", rel, err)
+		}
+		if got, want := r.Readback(KprobeEvents), "p:kprobes/ev vfs_read\np:kprobes/ev2 vfs_write\n"; got != want {
+			t.Errorf("%s: readback %q, want %q", rel, got, want)
+		}
+		r.SetEnabled(r.Event("kprobes", "ev"), false)
+		r.SetEnabled(r.Event("kprobes", "ev2"), false)
+		if err := r.Truncate(KprobeEvents); err != nil {
+			t.Errorf("%s: truncate: %v", rel, err)
+		}
+		if got := r.Readback(DynamicEvents); got != "" {
+			t.Errorf("%s: readback after truncate %q", rel, got)
+		}
+	}
+}
+
+// Truncating kprobe_events leaves fprobes alone even when enabled.
+func TestTruncateScope(t *testing.T) {
+	r := newRegistry(t, "6.12")
+	for _, l := range []string{"f:ev vfs_read", "p:ev2 vfs_read"} {
+		if err := r.Exec(DynamicEvents, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.SetEnabled(r.Event("fprobes", "ev"), true)
+	if err := r.Truncate(KprobeEvents); err != nil {
+		t.Fatalf("truncate kprobe_events: %v", err)
+	}
+	if got := r.Readback(DynamicEvents); got != "f:fprobes/ev vfs_read\n" {
+		t.Errorf("readback %q", got)
+	}
+	if err := r.Truncate(DynamicEvents); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("truncate dynamic_events: %v, want EBUSY", err)
+	}
+}
+
+// Event IDs start at the kernel's first dynamic ID and reuse freed ones.
+func TestEventIDs(t *testing.T) {
+	r := newRegistry(t, "6.12")
+	for _, l := range []string{"p:a vfs_read", "r:b vfs_read", "p:c vfs_write"} {
+		if err := r.Exec(KprobeEvents, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := []int{}
+	for _, e := range r.Events() {
+		ids = append(ids, e.ID)
+	}
+	if ids[0] != 1554 || ids[1] != 1555 || ids[2] != 1556 {
+		t.Errorf("ids %v", ids)
+	}
+	r.Exec(KprobeEvents, "-:a")
+	r.Exec(KprobeEvents, "p:d vfs_read")
+	if id := r.Event("kprobes", "d").ID; id != 1554 {
+		t.Errorf("reused id %d, want 1554", id)
+	}
+}
+
+// Multi-line writes, comments, NUL bytes and the line length limit, as
+// the kernel's trace_parse_run_command handles them.
+func TestWrite(t *testing.T) {
+	tests := []struct {
+		data     string
+		errno    syscall.Errno
+		readback string
+	}{
+		{"p:a vfs_read\nq x\np:b vfs_write\n", syscall.EINVAL, "p:kprobes/a vfs_read\n"},
+		{"p:a vfs_read # comment\n#p:b vfs_write\n\n  \np:c vfs_write\t# x", 0, "p:kprobes/a vfs_read\np:kprobes/c vfs_write\n"},
+		{"p:a vfs_read\x00p:b vfs_write\n", syscall.EINVAL, ""},
+		{"p:a vfs_read\np:b vfs_write\x00\n", syscall.EINVAL, "p:kprobes/a vfs_read\n"},
+		{"p:a vfs_read\n-:a\n", 0, ""},
+		{"p:a vfs_read\n-:b\n", syscall.ENOENT, "p:kprobes/a vfs_read\n"},
+		{"p:a vfs_read a=" + strings.Repeat("x", 4080) + "\n", syscall.EINVAL, ""},
+		{strings.Repeat("\n", 5000) + "p:a vfs_read\n", 0, "p:kprobes/a vfs_read\n"},
+		{strings.Repeat("p:a vfs_read\n-:a\n", 300) + "p:b vfs_read", 0, "p:kprobes/b vfs_read\n"},
+	}
+	for _, tt := range tests {
+		r := newRegistry(t, "6.12")
+		n, err := r.Write(KprobeEvents, []byte(tt.data))
+		if tt.errno == 0 {
+			if err != nil || n != len(tt.data) {
+				t.Errorf("%.40q: n=%d err=%v", tt.data, n, err)
+			}
+		} else if !errors.Is(err, tt.errno) {
+			t.Errorf("%.40q: err=%v, want %v", tt.data, err, tt.errno)
+		}
+		if got := r.Readback(KprobeEvents); got != tt.readback {
+			t.Errorf("%.40q: readback %q, want %q", tt.data, got, tt.readback)
+		}
+	}
+	// dynamic_events: '!' removes too; "-p:a" and "-x:a" are malformed.
+	r := newRegistry(t, "6.12")
+	r.Exec(DynamicEvents, "p:a vfs_read")
+	if err := r.Exec(DynamicEvents, "-p:a"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("-p:a: %v", err)
+	}
+	if err := r.Exec(DynamicEvents, "!p:a"); err != nil {
+		t.Errorf("!p:a: %v", err)
+	}
+	if got := r.Readback(DynamicEvents); got != "" {
+		t.Errorf("readback %q", got)
+	}
+}
+
+// fprobe and tracepoint lines of dynamic_events.
+func TestFprobeLines(t *testing.T) {
+	fp := "trace_fprobe"
+	D := DynamicEvents
+	runCases(t, []lineCase{
+		{kernels: "6.1", file: D, line: "f vfs_read", errno: einval},
+		{kernels: "6.1", file: D, line: "t sched_switch", errno: einval},
+		{kernels: "6.1", file: D, line: "f10 vfs_read", errno: einval},
+		{kernels: "6.12", file: D, line: "f vfs_read", readback: []string{"f:fprobes/vfs_read__entry vfs_read"}},
+		{kernels: "6.12", file: D, line: "f vfs_read%return", readback: []string{"f:fprobes/vfs_read__exit vfs_read%return"}},
+		{kernels: "6.12", file: D, line: "f10 vfs_read", errno: einval, code: grammar.ErrBadMaxactType, subsys: fp, pos: 1},
+		{kernels: "6.12", file: D, line: "f10 vfs_read%return", readback: []string{"f10:fprobes/vfs_read__exit vfs_read%return"}},
+		{kernels: "6.12", file: D, line: "f0 vfs_read%return", errno: einval, code: grammar.ErrBadMaxact, subsys: fp, pos: 1},
+		{kernels: "6.12", file: D, line: "f5000 vfs_read%return", errno: einval, code: grammar.ErrMaxactTooBig, subsys: fp, pos: 1},
+		{kernels: "6.12", file: D, line: "fx vfs_read", readback: []string{"f:fprobes/vfs_read__entry vfs_read"}},
+		{kernels: "6.12", file: D, line: "f:ev vfs_read", readback: []string{"f:fprobes/ev vfs_read"}},
+		{kernels: "6.12", file: D, line: "t sched_switch", readback: []string{"t:tracepoints/sched_switch sched_switch"}},
+		{kernels: "6.12", file: D, line: "t:ev sched_switch", readback: []string{"t:tracepoints/ev sched_switch"}},
+		{kernels: "6.12", file: D, line: "t nosuch_tp", readback: []string{"t:tracepoints/nosuch_tp nosuch_tp"}},
+		{kernels: "6.12", file: D, line: "t 1abc", readback: []string{"t:tracepoints/_1abc 1abc"}},
+		{kernels: "6.12", file: D, line: "f vfs_read $retval", readback: []string{"f:fprobes/vfs_read__exit vfs_read%return arg1=$retval"}},
+		{kernels: "6.12", file: D, line: "f vfs_rea*", readback: []string{"f:fprobes/vfs_rea___entry vfs_rea*"}},
+		{kernels: "6.12", file: D, line: "f vfs_read%ret", errno: einval, code: grammar.ErrBadAddrSuffix, subsys: fp, pos: 10},
+		{kernels: "6.12", file: D, line: "t sched_switch%return", errno: einval, code: grammar.ErrBadAddrSuffix, subsys: fp, pos: 14},
+		{kernels: "6.12", file: D, line: "t sched-switch", errno: einval, code: grammar.ErrBadTPName, subsys: fp, pos: 7},
+		{kernels: "6.12", file: D, line: "t sched_switch $retval", errno: einval, code: grammar.ErrRetvalOnProbe, subsys: fp, pos: 15},
+		{kernels: "6.12", file: D, line: "t sched_switch a=$retval", errno: einval, code: grammar.ErrRetvalOnProbe, subsys: fp, pos: 17},
+		{kernels: "6.12", file: D, line: "f nosuchfunc", errno: einval, code: grammar.ErrFailRegProbe, subsys: fp, pos: 2},
+		{kernels: "6.12", file: D, line: "f jiffies", errno: einval, code: grammar.ErrFailRegProbe, subsys: fp, pos: 2},
+		{kernels: "6.12", file: D, line: "f BIT_initDStream", errno: einval, code: grammar.ErrFailRegProbe, subsys: fp, pos: 2},
+		{kernels: "6.12", file: D, line: "f vfs_read+4", errno: einval, code: grammar.ErrFailRegProbe, subsys: fp, pos: 2},
+		{kernels: "6.12", file: D, line: "f:ev vfs_read$", errno: einval, code: grammar.ErrFailRegProbe, subsys: fp, pos: 5},
+		{kernels: "6.12", file: D, line: "f do_int3", readback: []string{"f:fprobes/do_int3__entry do_int3"}},
+		{kernels: "6.12", file: D, line: "p vfs_read", readback: []string{"p:kprobes/p_vfs_read_0 vfs_read"}},
+		{kernels: "6.12", file: D, line: "q vfs_read", errno: einval},
+		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read"}, line: "f:ev vfs_read%return",
+			errno: eexist, code: grammar.ErrDiffProbeType, subsys: fp, pos: 0},
+		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read"}, line: "f:ev vfs_write",
+			readback: []string{"f:fprobes/ev vfs_read", "f:fprobes/ev vfs_write"}},
+		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read", "f:ev vfs_write"}, line: "f:ev vfs_write",
+			errno: eexist, code: grammar.ErrSameProbe, subsys: fp, pos: 0},
+		{kernels: "6.12", file: D, setup: []string{"t sched_switch"}, line: "t sched_switch prev",
+			errno: eexist, code: grammar.ErrDiffArgType, subsys: fp, pos: 15},
+		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read", "p:ev2 vfs_read"}, line: "-:ev",
+			readback: []string{"p:kprobes/ev2 vfs_read"}},
+		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read"}, line: "-:fprobes/ev vfs_read", readback: []string{}},
+	})
+}

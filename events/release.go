@@ -1,0 +1,96 @@
+package events
+
+import (
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/grammar"
+)
+
+// release is the kernel's dyn_event_release for a removal line:
+// "-:[GROUP/][EVENT] [PLACE [ARG...]]" (dynamic_events also takes
+// "!...:..."). Every probe in scope that matches is removed, in creation
+// order; the first removal that fails (EBUSY) stops the command. No match
+// is ENOENT; nothing is logged in error_log.
+func (r *Registry) release(line string, sc scope) syscall.Errno {
+	argv := grammar.Split(line)
+	if len(argv) == 0 {
+		return syscall.EINVAL
+	}
+	var spec string
+	if argv[0][0] == '-' {
+		if len(argv[0]) < 2 || argv[0][1] != ':' {
+			return syscall.EINVAL
+		}
+		spec = argv[0][2:]
+	} else {
+		i := strings.IndexByte(argv[0], ':')
+		if i < 0 {
+			return syscall.EINVAL
+		}
+		spec = argv[0][i+1:]
+	}
+	system, event, hasSystem := "", spec, false
+	if i := strings.IndexByte(spec, '/'); i >= 0 {
+		system, event, hasSystem = spec[:i], spec[i+1:], true
+	}
+	if !hasSystem && event == "" {
+		return syscall.EINVAL
+	}
+	ret := syscall.ENOENT
+	for _, p := range append([]*Probe(nil), r.probes...) {
+		ev := p.Event
+		if !sc.has(ev.Kind) {
+			continue
+		}
+		if event != "" && ev.Name != event {
+			continue
+		}
+		if hasSystem && ev.Group != system {
+			continue
+		}
+		if !matchCommandHead(p, argv[1:], r.dialect.MaxArgStrLen) {
+			continue
+		}
+		if errno := r.freeProbe(p); errno != 0 {
+			return errno
+		}
+		ret = 0
+	}
+	return ret
+}
+
+// matchCommandHead is the kernel's match of the optional tokens of a
+// removal: the place as the readback prints it (fprobes: the symbol
+// without %return), then a prefix of the arguments, each compared as
+// "name=body" cut to MAX_ARGSTR_LEN bytes.
+func matchCommandHead(p *Probe, argv []string, maxArgStr int) bool {
+	if len(argv) == 0 {
+		return true
+	}
+	place := p.Symbol
+	if p.Event.Kind.isKprobe() {
+		place = placeText(p)
+	}
+	if clip(place, maxArgStr) != argv[0] {
+		return false
+	}
+	argv = argv[1:]
+	if len(p.Args) < len(argv) {
+		return false
+	}
+	for i, tok := range argv {
+		if clip(p.Args[i].Name+"="+p.Args[i].Body, maxArgStr) != tok {
+			return false
+		}
+	}
+	return true
+}
+
+// clip cuts s to n bytes, as snprintf into a buffer of n+1 bytes does.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

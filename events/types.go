@@ -1,0 +1,124 @@
+// Package events is ktrace's model of the kernel's dynamic probe events: the
+// registry behind kprobe_events and dynamic_events. It runs each written line
+// through the kernel's create flow (trace_kprobe's and trace_fprobe's create
+// functions, in their order of checks), keeps the events and their probes,
+// and renders what the kernel renders: the control files' readback, the
+// events/GROUP/EVENT/format files and error_log entries with the kernel's
+// errno, message and caret position.
+package events
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/fetchargs"
+)
+
+// File is a probe-definition control file.
+type File int
+
+const (
+	// KprobeEvents is kprobe_events: p/r lines only, scope kprobes.
+	KprobeEvents File = iota
+	// DynamicEvents is dynamic_events: every kind, scope all events.
+	DynamicEvents
+)
+
+func (f File) String() string {
+	switch f {
+	case KprobeEvents:
+		return "kprobe_events"
+	case DynamicEvents:
+		return "dynamic_events"
+	}
+	return fmt.Sprintf("File(%d)", int(f))
+}
+
+// LogEntry is the error_log record a failing command adds: subsystem
+// ("trace_kprobe", "trace_fprobe"), message, the command (argv joined by
+// single spaces) and the caret column.
+type LogEntry struct {
+	Subsys, Msg, Cmd string
+	Pos              int
+}
+
+// WriteError is a failed write to a control file: the errno write(2)
+// returns and the error_log entry the kernel added (nil when it logs
+// nothing, e.g. for a line no probe type claims). When the kernel logs more
+// than once for one command (some bad fprobe arguments on 6.12), Logs has
+// every entry in order and Log is the last.
+type WriteError struct {
+	Errno syscall.Errno
+	Log   *LogEntry
+	Logs  []LogEntry
+}
+
+func (e *WriteError) Error() string {
+	if e.Log != nil {
+		return fmt.Sprintf("%s: error: %s (command %q, pos %d): %v", e.Log.Subsys, e.Log.Msg, e.Log.Cmd, e.Log.Pos, e.Errno)
+	}
+	return e.Errno.Error()
+}
+
+// Unwrap returns the errno, so errors.Is(err, syscall.EINVAL) works.
+func (e *WriteError) Unwrap() error { return e.Errno }
+
+// Kind is the probe kind of an event.
+type Kind int
+
+const (
+	Kprobe    Kind = iota // p: kprobe
+	Kretprobe             // r (or p ...%return): kretprobe
+	Fentry                // f: fprobe on function entry
+	Fexit                 // f ...%return (or with $retval): fprobe on function exit
+	Tprobe                // t: fprobe on a tracepoint
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Kprobe:
+		return "kprobe"
+	case Kretprobe:
+		return "kretprobe"
+	case Fentry:
+		return "fentry"
+	case Fexit:
+		return "fexit"
+	case Tprobe:
+		return "tprobe"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// IsReturn reports whether events of this kind fire on function return.
+func (k Kind) IsReturn() bool { return k == Kretprobe || k == Fexit }
+
+// isKprobe reports whether the kind belongs to the kprobe front end (the
+// events kprobe_events lists and truncates).
+func (k Kind) isKprobe() bool { return k == Kprobe || k == Kretprobe }
+
+// Event is one trace event (events/GROUP/NAME). Several probes may share it
+// (multi-probe events); they all have the same kind and argument types.
+type Event struct {
+	Group, Name string
+	ID          int
+	Kind        Kind
+	Probes      []*Probe
+	Args        []*fetchargs.Arg // the first probe's arguments (names and types are shared)
+	Enabled     bool
+	Hits        uint64
+	Misses      uint64
+}
+
+// Probe is one probe point of an event, i.e. one line of the readback.
+type Probe struct {
+	Event     *Event
+	Symbol    string // symbol as written without offset and suffix ("MOD:SYM" or "SYM"); "" for address probes
+	Module    string // the MOD of "MOD:SYM"
+	Offset    uint64 // offset from Symbol
+	Addr      uint64 // probed address (after the kernel's adjustments); 0 when pending
+	MaxActive int    // kretprobe/fexit maxactive as the readback shows it (0: not shown)
+	Pending   bool   // accepted but not armed: module not loaded, unknown address or tracepoint
+	Args      []*fetchargs.Arg
+	Line      string // readback line, without the newline
+}
