@@ -93,11 +93,13 @@ Exits 1 if any line is rejected.`,
 					bad = true
 				}
 				if g.output == "json" {
-					b, err := json.Marshal(r)
-					if err != nil {
+					// One object per line; no HTML escaping, so "->" in
+					// print formats stays readable.
+					enc := json.NewEncoder(out)
+					enc.SetEscapeHTML(false)
+					if err := enc.Encode(r); err != nil {
 						return failf(exitRejected, "encode result: %w", err)
 					}
-					fmt.Fprintf(out, "%s\n", b)
 					continue
 				}
 				printCheckText(out, r)

@@ -19,10 +19,13 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scripts in testdata/script. Expectations come
 // from the pinned kernels (tools/vmsh) or the kernel's rules. Scripts run
 // with the embedded 6.12 model unless they pass --kernel; $KERNELS points
-// at the pinned snapshots (../shared/kernels) and the [kernels] condition
+// at the pinned snapshots (../shared/kernels, or $KTRACE_SNAPSHOTS) and the [kernels] condition
 // tells whether they are present.
 func TestScripts(t *testing.T) {
 	kernels, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "kernels"))
+	if d := os.Getenv("KTRACE_SNAPSHOTS"); d != "" {
+		kernels = d
+	}
 	_, err := os.Stat(filepath.Join(kernels, "6.1", "kallsyms"))
 	have := err == nil
 	testscript.Run(t, testscript.Params{

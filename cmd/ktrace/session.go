@@ -298,11 +298,12 @@ func readbackName(line string) string {
 }
 
 func writeJSON(out io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return failf(exitRejected, "encode: %w", err)
 	}
-	fmt.Fprintf(out, "%s\n", b)
 	return nil
 }
 
