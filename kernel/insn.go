@@ -12,7 +12,9 @@ import (
 // reached or passed.
 //
 // The instructions come from the vmlinux inside the snapshot's vmlinuz,
-// decoded on first use. The running kernel's text differs from the image
+// decoded on first use, or, for snapshots without an image (the embedded
+// one), from the instruction-start table computed from it at generation
+// time (see TextTable). The running kernel's text differs from the image
 // only at boot-patched sites (ftrace call sites, alternatives, retpoline and
 // return-thunk sites, jump labels, static calls); these keep their total
 // length, so boundaries after them are the same, but an offset strictly
@@ -27,6 +29,11 @@ import (
 // accept the address, as ktrace cannot disprove it.
 func (m *Model) InsnBoundary(addr uint64) (ok, checked bool) {
 	if m.imageOpen == nil {
+		if t := m.loadTextTable(); t != nil {
+			if sym, found := m.SymbolAt(addr); found {
+				return t.boundary(sym, addr)
+			}
+		}
 		return false, false
 	}
 	img, err := m.loadImage()

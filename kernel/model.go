@@ -76,9 +76,11 @@ type Model struct {
 	ftraceListOnce sync.Once
 	ftraceList     []string
 
-	// endbr holds the functions starting with ENDBR64, from the embedded
-	// snapshot (which has no kernel image); nil otherwise.
-	endbr map[uint64]struct{}
+	// The text table stands in for the kernel image in snapshots that
+	// ship without one (the embedded snapshot).
+	tableOnce sync.Once
+	tableOpen func() ([]byte, error)
+	table     *textTable
 
 	imageOnce sync.Once
 	imageOpen func() ([]byte, error) // nil when the snapshot has no vmlinuz

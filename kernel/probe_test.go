@@ -273,27 +273,81 @@ func TestNumberOfSameSymbols(t *testing.T) {
 	}
 }
 
-// TestCheckProbeAddressNoImage checks the embedded model (no kernel image):
-// everything but the instruction-boundary step still applies.
-func TestCheckProbeAddressNoImage(t *testing.T) {
+// TestEmbeddedVM replays the 6.12 observations against the embedded model,
+// which decides ENDBR and instruction boundaries from its text table.
+func TestEmbeddedVM(t *testing.T) {
 	m, err := Embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
-	vr, _ := m.LookupName("vfs_read")
-	tests := []struct {
-		addr uint64
-		ret  bool
-		code grammar.Code
-	}{
-		{vr, false, grammar.ErrNone},
-		{vr + 4, true, grammar.ErrNone},
-		{vr + 9, true, grammar.ErrFailRegProbe},
-		{vr + 1, false, grammar.ErrNone}, // cannot be disproved without the image
-	}
-	for _, tt := range tests {
-		if code, _ := m.CheckProbeAddress(tt.addr, tt.ret); code != tt.code {
-			t.Errorf("CheckProbeAddress(%#x, %v) = %v, want %v", tt.addr, tt.ret, code, tt.code)
+	for _, tt := range vmPlaces {
+		if tt.k12 == "-" {
+			continue
 		}
+		place := tt.place
+		if strings.HasPrefix(place, "@") {
+			sym, off, _ := strings.Cut(place[1:], "+")
+			a, _ := m.LookupName(sym)
+			var n uint64
+			if off != "" {
+				n, _ = strconv.ParseUint(off, 10, 64)
+			}
+			place = fmt.Sprintf("%#x", a+n)
+		}
+		if got := kprobeOutcome(m, place, tt.ret); got != tt.k12 {
+			t.Errorf("embedded: %v %s: model %s, kernel %s", tt.ret, tt.place, got, tt.k12)
+		}
+	}
+}
+
+// TestTextTableMatchesImage checks that the embedded text table answers
+// like decoding the 6.12 image, over the first 48 bytes of every 50th
+// function.
+func TestTextTableMatchesImage(t *testing.T) {
+	img := snapshot(t, "6.12")
+	if !img.HasImage() {
+		t.Skip("snapshot has no vmlinuz")
+	}
+	emb, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, idx := range img.text {
+		s := img.syms[idx]
+		if i%50 != 0 || !s.IsText() {
+			continue
+		}
+		if img.startsWithEndbr(s) != emb.startsWithEndbr(s) {
+			t.Errorf("%s: ENDBR image %v, table %v", s.Name, img.startsWithEndbr(s), emb.startsWithEndbr(s))
+		}
+		for o := uint64(0); o < 48 && o < s.Size; o++ {
+			ok1, c1 := img.InsnBoundary(s.Addr + o)
+			ok2, c2 := emb.InsnBoundary(s.Addr + o)
+			if ok1 != ok2 || c1 != c2 {
+				t.Fatalf("%s+%d: image %v/%v, table %v/%v", s.Name, o, ok1, c1, ok2, c2)
+			}
+			n++
+		}
+	}
+	t.Logf("%d addresses compared", n)
+}
+
+func TestParseTextTableErrors(t *testing.T) {
+	for _, in := range [][]byte{
+		nil,
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+		{1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+		{1, 0, 16, 0xff},
+		{0, 0, 0, 7},
+	} {
+		if _, err := parseTextTable(in); err == nil {
+			t.Errorf("parseTextTable(% x) succeeded", in)
+		}
+	}
+	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 1, 0x10}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
+		t.Errorf("parseTextTable(minimal) = %+v, %v", tab, err)
+	} else if !tab.sections[0].has(0x10) || tab.sections[0].has(0x11) || !tab.sections[0].has(0x12) {
+		t.Errorf("bitmap lookups wrong")
 	}
 }

@@ -104,6 +104,9 @@ func load(src snapshotSource) (*Model, error) {
 	if src.has(FileBTF) {
 		m.btfOpen = func() ([]byte, error) { return src.read(FileBTF) }
 	}
+	if src.has(FileTextTable) {
+		m.tableOpen = func() ([]byte, error) { return src.read(FileTextTable) }
+	}
 	if src.has(FileImage) {
 		m.imageOpen = func() ([]byte, error) { return src.read(FileImage) }
 	}

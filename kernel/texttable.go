@@ -1,0 +1,201 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// FileTextTable is the snapshot member holding what the model needs from
+// the kernel image when the image itself is not shipped (the embedded
+// snapshot): which function entries start with ENDBR64 and where every
+// instruction of the kernel text starts.
+const FileTextTable = "text-table"
+
+// textTable is the decoded FileTextTable.
+type textTable struct {
+	sections    []bitmapSection
+	undecodable map[uint64]uint64   // symbol address -> address where decoding failed
+	endbr       map[uint64]struct{} // symbol addresses starting with ENDBR64
+}
+
+// bitmapSection marks instruction starts: bit i of bits is addr+i.
+type bitmapSection struct {
+	addr, size uint64
+	bits       []byte
+}
+
+func (s *bitmapSection) has(addr uint64) bool {
+	o := addr - s.addr
+	return s.bits[o/8]&(1<<(o%8)) != 0
+}
+
+// TextTable computes the FileTextTable member from the model's kernel
+// image: for every symbol in an executable section (first alias per
+// address), the instruction starts from its address to the next symbol, as
+// InsnBoundary would decode them, and whether it starts with ENDBR64.
+// go generate uses it to give the embedded snapshot instruction-level
+// checks without shipping vmlinuz.
+func (m *Model) TextTable() ([]byte, error) {
+	img, err := m.loadImage()
+	if err != nil {
+		return nil, err
+	}
+	var endbr []uint64
+	var undecodable [][2]uint64 // symbol address, failing instruction address
+	type sec struct {
+		addr, size uint64
+		bits       []byte
+	}
+	secs := make([]sec, len(img.sections))
+	for i, s := range img.sections {
+		secs[i] = sec{s.addr, uint64(len(s.data)), make([]byte, (len(s.data)+7)/8)}
+	}
+	for si, s := range img.sections {
+		lo, hi := s.addr, s.addr+uint64(len(s.data))
+		for _, idx := range m.text {
+			sym := m.syms[idx]
+			if sym.Addr < lo || sym.Addr >= hi {
+				continue
+			}
+			code := s.data[sym.Addr-lo:]
+			if isEndbr(code) {
+				endbr = append(endbr, sym.Addr)
+			}
+			end := sym.Addr + sym.Size
+			if sym.Size == 0 || end > hi {
+				end = hi
+			}
+			for pc := sym.Addr; pc < end; {
+				o := pc - lo
+				secs[si].bits[o/8] |= 1 << (o % 8)
+				n := insnLen(s.data[o:])
+				if n == 0 {
+					undecodable = append(undecodable, [2]uint64{sym.Addr, pc})
+					break
+				}
+				pc += uint64(n)
+			}
+		}
+	}
+	var out []byte
+	out = binary.AppendUvarint(out, uint64(len(secs)))
+	for _, s := range secs {
+		out = binary.AppendUvarint(out, s.addr)
+		out = binary.AppendUvarint(out, s.size)
+		out = append(out, s.bits...)
+	}
+	sort.Slice(undecodable, func(i, j int) bool { return undecodable[i][0] < undecodable[j][0] })
+	out = binary.AppendUvarint(out, uint64(len(undecodable)))
+	prev := uint64(0)
+	for _, u := range undecodable {
+		out = binary.AppendUvarint(out, u[0]-prev)
+		out = binary.AppendUvarint(out, u[1]-u[0])
+		prev = u[0]
+	}
+	sort.Slice(endbr, func(i, j int) bool { return endbr[i] < endbr[j] })
+	out = binary.AppendUvarint(out, uint64(len(endbr)))
+	prev = 0
+	for _, a := range endbr {
+		out = binary.AppendUvarint(out, a-prev)
+		prev = a
+	}
+	return out, nil
+}
+
+var errTextTable = errors.New("malformed text table")
+
+// parseTextTable decodes a FileTextTable member.
+func parseTextTable(b []byte) (*textTable, error) {
+	next := func() (uint64, error) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, errTextTable
+		}
+		b = b[n:]
+		return v, nil
+	}
+	t := &textTable{}
+	nsec, err := next()
+	if err != nil || nsec > 1024 {
+		return nil, errTextTable
+	}
+	for i := uint64(0); i < nsec; i++ {
+		addr, err1 := next()
+		size, err2 := next()
+		if err1 != nil || err2 != nil || size > 8*uint64(len(b)) || (size+7)/8 > uint64(len(b)) {
+			return nil, fmt.Errorf("%w: section %d", errTextTable, i)
+		}
+		n := (size + 7) / 8
+		t.sections = append(t.sections, bitmapSection{addr: addr, size: size, bits: b[:n:n]})
+		b = b[n:]
+	}
+	n, err := next()
+	if err != nil || n > uint64(len(b)) {
+		return nil, errTextTable
+	}
+	t.undecodable = make(map[uint64]uint64, n)
+	prev := uint64(0)
+	for i := uint64(0); i < n; i++ {
+		d, err1 := next()
+		o, err2 := next()
+		if err1 != nil || err2 != nil {
+			return nil, errTextTable
+		}
+		prev += d
+		t.undecodable[prev] = prev + o
+	}
+	if n, err = next(); err != nil || n > uint64(len(b)) {
+		return nil, errTextTable
+	}
+	t.endbr = make(map[uint64]struct{}, n)
+	prev = 0
+	for i := uint64(0); i < n; i++ {
+		d, err := next()
+		if err != nil {
+			return nil, errTextTable
+		}
+		prev += d
+		t.endbr[prev] = struct{}{}
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", errTextTable, len(b))
+	}
+	sort.Slice(t.sections, func(i, j int) bool { return t.sections[i].addr < t.sections[j].addr })
+	return t, nil
+}
+
+// loadTextTable decodes the snapshot's text table once, on first use.
+func (m *Model) loadTextTable() *textTable {
+	m.tableOnce.Do(func() {
+		if m.tableOpen == nil {
+			return
+		}
+		b, err := m.tableOpen()
+		if err != nil {
+			return
+		}
+		m.table, _ = parseTextTable(b)
+	})
+	return m.table
+}
+
+// tableBoundary answers InsnBoundary from the text table.
+func (t *textTable) boundary(sym Symbol, addr uint64) (ok, checked bool) {
+	i := sort.Search(len(t.sections), func(i int) bool { return t.sections[i].addr > sym.Addr })
+	if i == 0 {
+		return false, false
+	}
+	s := &t.sections[i-1]
+	if sym.Addr-s.addr >= s.size || addr-s.addr >= s.size || addr < sym.Addr {
+		return false, false
+	}
+	if s.has(addr) {
+		return true, true
+	}
+	if fail, bad := t.undecodable[sym.Addr]; bad && fail < addr {
+		return false, false // decoding stopped before addr
+	}
+	return false, true
+}
