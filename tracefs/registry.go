@@ -1,5 +1,3 @@
-//go:build ktrace_events
-
 package tracefs
 
 import (

@@ -1,5 +1,3 @@
-//go:build ktrace_events
-
 // Command ktrace checks, manages and runs Linux kprobe and fprobe event
 // definitions against a model of a kernel: a line is accepted or rejected
 // exactly as the kernel's kprobe_events / dynamic_events would, with the
