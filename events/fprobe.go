@@ -159,6 +159,10 @@ func (r *Registry) registerFprobe(c *lineCtx, kind Kind, group, name string, p *
 			return res
 		}
 	}
+	// __register_trace_fprobe resolves @SYM arguments first.
+	if errno := resolveArgSymbols(r, p.Args); errno != 0 {
+		return c.fail(regError(errno))
+	}
 	if kind != Tprobe {
 		// ftrace_set_filter must find a function for the filter.
 		if code, errno := r.model.CheckFprobe(p.Symbol); errno != 0 {

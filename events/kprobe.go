@@ -243,7 +243,7 @@ func (r *Registry) registerKprobe(c *lineCtx, place *grammar.KprobePlace, kind K
 	}
 
 	// Arm the probe (__register_trace_kprobe and register_k*probe).
-	addr, pending, ge := r.armKprobe(place, kind)
+	addr, pending, ge := r.armKprobe(place, kind, p.Args)
 	if ge != nil {
 		return c.fail(ge)
 	}
@@ -312,20 +312,41 @@ func compareArgTypes(a, b []*fetchargs.Arg) int {
 // pending is true when the kernel accepts the probe without arming it: the
 // place cannot be resolved (-ENOENT) and the event names no symbol (a raw
 // address) or names a module that is not loaded.
-func (r *Registry) armKprobe(place *grammar.KprobePlace, kind Kind) (addr uint64, pending bool, ge *grammar.Error) {
+func (r *Registry) armKprobe(place *grammar.KprobePlace, kind Kind, args []*fetchargs.Arg) (addr uint64, pending bool, ge *grammar.Error) {
+	// ENOENT from registration is accepted, the probe left unarmed, when
+	// the event has no symbol or its module is not loaded.
+	deferOK := place.IsAddr || (place.HasMod && !r.model.ModuleLoaded(place.Module))
 	addr = place.Addr
 	if !place.IsAddr {
 		a, ok := r.model.LookupName(place.Symbol)
 		if !ok {
 			// Only a symbol of a module that is not loaded gets here
-			// (validateSymbol rejected the others): -ENOENT, pending.
+			// (validateSymbol rejected the others). The @SYM arguments
+			// are still resolved before register_kprobe's -ENOENT.
+			if errno := resolveArgSymbols(r, args); errno != 0 && errno != syscall.ENOENT {
+				return 0, false, regError(errno)
+			}
 			return 0, true, nil
 		}
 		addr = a + uint64(place.Offset)
 	}
 	code, errno := r.model.CheckProbeAddress(addr, kind == Kretprobe)
+	// __register_trace_kprobe resolves @SYM arguments after the notrace
+	// check and before register_k*probe. The model reports the notrace
+	// refusal and the later address checks together; an EINVAL refusal is
+	// taken to be the notrace one (data symbols and untraceable functions,
+	// by far the common case) and wins, anything else loses to an
+	// argument that does not resolve.
+	if !(code == grammar.ErrFailRegProbe && errno == syscall.EINVAL) {
+		if aerr := resolveArgSymbols(r, args); aerr != 0 {
+			if aerr == syscall.ENOENT && deferOK {
+				return place.Addr, true, nil
+			}
+			return 0, false, regError(aerr)
+		}
+	}
 	switch {
-	case errno == syscall.ENOENT && (place.IsAddr || (place.HasMod && !r.model.ModuleLoaded(place.Module))):
+	case errno == syscall.ENOENT && deferOK:
 		return place.Addr, true, nil
 	case errno != 0:
 		return 0, false, &grammar.Error{Code: code, Arg: 1, Off: 0, Errno: errno}
@@ -334,6 +355,36 @@ func (r *Registry) armKprobe(place *grammar.KprobePlace, kind Kind) (addr uint64
 		addr = site.Addr
 	}
 	return addr, false, nil
+}
+
+// resolveArgSymbols is traceprobe_update_arg over all arguments: the
+// errno of the first @SYM[+-OFF] that does not resolve (ENOENT for an
+// unknown symbol, EINVAL for a malformed offset), or 0.
+func resolveArgSymbols(r *Registry, args []*fetchargs.Arg) syscall.Errno {
+	for _, a := range args {
+		if err := a.ResolveSymbols(r.model); err != nil {
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				return errno
+			}
+			return syscall.EINVAL
+		}
+	}
+	return 0
+}
+
+// regError maps a registration errno to the create functions' log entry at
+// argv[1]: EILSEQ is BAD_INSN_BNDRY, ENOENT BAD_PROBE_ADDR, anything else
+// FAIL_REG_PROBE.
+func regError(errno syscall.Errno) *grammar.Error {
+	code := grammar.ErrFailRegProbe
+	switch errno {
+	case syscall.EILSEQ:
+		code = grammar.ErrBadInsnBndry
+	case syscall.ENOENT:
+		code = grammar.ErrBadProbeAddr
+	}
+	return &grammar.Error{Code: code, Arg: 1, Off: 0, Errno: errno}
 }
 
 // kprobeLine is the kprobe readback line (trace_kprobe_show).

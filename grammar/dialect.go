@@ -30,7 +30,8 @@ type Dialect struct {
 	Major, Minor int
 
 	// MaxArgStrLen is MAX_ARGSTR_LEN, the longest fetch-argument body
-	// (after "name="): 63 on 6.1, 255 on 6.12.
+	// (after "name="): 63 on both pinned kernels (a 64-byte body is
+	// ARG_TOO_LONG); upstream raised it to 255 later.
 	MaxArgStrLen int
 	// ArgTooLongErrno is the errno of ARG_TOO_LONG: EINVAL on 6.1, E2BIG
 	// on 6.12 (the parser's -E2BIG reaches the write).
@@ -114,7 +115,7 @@ var dialects = []*Dialect{
 	},
 	{
 		Name: "6.12", Major: 6, Minor: 12,
-		MaxArgStrLen:       255,
+		MaxArgStrLen:       63,
 		ArgTooLongErrno:    syscall.E2BIG,
 		TooManyArgs:        ArgsE2BIG,
 		BTFArgs:            true,

@@ -24,6 +24,7 @@ const (
 	ErrBadAddrSuffix
 	ErrBadArgName
 	ErrBadArgNum
+	ErrBadArrayNum
 	ErrBadArraySuffix
 	ErrBadAttachArg
 	ErrBadAttachEvent
@@ -125,6 +126,7 @@ var codeTable = [numCodes]codeInfo{
 	ErrBadAddrSuffix:      {"BAD_ADDR_SUFFIX", "Invalid probed address suffix"},
 	ErrBadArgName:         {"BAD_ARG_NAME", "Argument name must follow the same rules as C identifiers"},
 	ErrBadArgNum:          {"BAD_ARG_NUM", "Invalid argument number"},
+	ErrBadArrayNum:        {"BAD_ARRAY_NUM", "Invalid array size"},
 	ErrBadArraySuffix:     {"BAD_ARRAY_SUFFIX", "Array has wrong suffix"},
 	ErrBadAttachArg:       {"BAD_ATTACH_ARG", "Attached event does not have this field"},
 	ErrBadAttachEvent:     {"BAD_ATTACH_EVENT", "Attached event does not exist"},
