@@ -26,11 +26,8 @@ type env struct {
 func (g *globals) loadEnv(defSyntax string) (*env, error) {
 	m, err := kernel.Open(g.kernel)
 	if err != nil {
-		spec := g.kernel
-		if spec == "" {
-			spec = "auto"
-		}
-		return nil, &exitError{code: codeForSystemError(err), err: fmt.Errorf("kernel model %s: %w", spec, err)}
+		// The kernel package's errors already name the model.
+		return nil, &exitError{code: codeForSystemError(err, g.kernel == "host"), err: err}
 	}
 	syntax := g.syntax
 	if syntax == "" {
@@ -45,10 +42,15 @@ func (g *globals) loadEnv(defSyntax string) (*env, error) {
 }
 
 // codeForSystemError maps a failure to open or capture a kernel to exit 3
-// when it is a missing privilege or kernel feature, else 1.
-func codeForSystemError(err error) int {
+// when it is a missing privilege or kernel feature, else 1. For the running
+// system (host) a missing file is a missing kernel feature (debugfs not
+// mounted, no BTF, ...); for a snapshot directory it is a bad argument.
+func codeForSystemError(err error, host bool) int {
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM) ||
 		errors.Is(err, kernel.ErrHiddenAddresses) || errors.Is(err, kernel.ErrNoBTF) {
+		return exitNoAccess
+	}
+	if host && errors.Is(err, fs.ErrNotExist) {
 		return exitNoAccess
 	}
 	return exitRejected

@@ -89,7 +89,7 @@ without it capture exits 3 naming what is missing.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := kernel.Capture(args[0]); err != nil {
-				return &exitError{code: codeForSystemError(err), err: fmt.Errorf("kernel capture: %w", err)}
+				return &exitError{code: codeForSystemError(err, true), err: fmt.Errorf("kernel capture: %w", err)}
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "ktrace: captured the running kernel into %s\n", args[0])
 			return nil
