@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"path"
 	"sort"
 	"strings"
@@ -244,10 +245,22 @@ func (m *Model) KprobeOnFuncEntry(sym string, offset uint64) syscall.Errno {
 // All codes are reported at argv[1] offset 0. Seen on both pinned kernels
 // with identical results, except where the ENDBR64 of 6.12 makes offset 4
 // a function entry.
+//
+// __register_trace_kprobe runs step 1, then resolves @SYM fetch arguments
+// (an unknown one fails with ENOENT), then steps 2-5; callers that model
+// the argument step use WithinNotraceFunc and CheckRegisterKprobe
+// separately.
 func (m *Model) CheckProbeAddress(addr uint64, isReturn bool) (code grammar.Code, errnoFromRegistration syscall.Errno) {
-	if m.withinNotraceFunc(addr) {
+	if m.WithinNotraceFunc(addr) {
 		return grammar.ErrFailRegProbe, syscall.EINVAL
 	}
+	return m.CheckRegisterKprobe(addr, isReturn)
+}
+
+// CheckRegisterKprobe is steps 2-5 of CheckProbeAddress: what
+// register_kretprobe()/register_kprobe() return for addr once the notrace
+// check has passed.
+func (m *Model) CheckRegisterKprobe(addr uint64, isReturn bool) (grammar.Code, syscall.Errno) {
 	site, errno := m.ResolveKprobe(addr)
 	if errno == 0 && isReturn && !site.OnEntry {
 		errno = syscall.EINVAL
@@ -268,8 +281,12 @@ func (m *Model) CheckProbeAddress(addr uint64, isReturn bool) (code grammar.Code
 	return grammar.ErrNone, 0
 }
 
-// withinNotraceFunc is trace_kprobe's within_notrace_func().
-func (m *Model) withinNotraceFunc(addr uint64) bool {
+// WithinNotraceFunc is trace_kprobe's within_notrace_func(), step 1 of
+// CheckProbeAddress: whether the function covering addr has no ftrace
+// location (judging "foo.suffix" by "foo"), so that the kernel refuses a
+// kprobe there with EINVAL and FAIL_REG_PROBE. Addresses no symbol covers
+// are not refused here.
+func (m *Model) WithinNotraceFunc(addr uint64) bool {
 	fn, ok := m.notraceFunc(addr)
 	if !ok {
 		return false
@@ -300,14 +317,53 @@ func (m *Model) notraceFunc(addr uint64) (Symbol, bool) {
 	return fn, !m.hasFtraceLocation(fn)
 }
 
-// hasFtraceLocation reports whether ftrace has a call site in fn. ftrace's
-// records are listed by function name in available_filter_functions; a
-// name shared by several functions counts as traced for all of them.
+// hasFtraceLocation reports whether ftrace has a call site in fn
+// (ftrace_location_range over the function). With a kernel image (or the
+// text table computed from one) this is exact: the function calls
+// __fentry__ at its entry (after ENDBR64) and lies in .text, since init
+// code's records are dropped after boot; on both pinned kernels that agrees
+// with available_filter_functions for every uniquely named function.
+// Without an image the name is looked up in available_filter_functions,
+// where a name shared by several functions counts as traced for all of
+// them.
 func (m *Model) hasFtraceLocation(fn Symbol) bool {
-	if fn.Module != "" {
-		return m.Ftraceable(fn.Module + ":" + fn.Name)
+	if fn.Module == "" {
+		if m.imageOpen != nil {
+			if img, err := m.loadImage(); err == nil {
+				return m.imageFtraceSite(img, fn)
+			}
+		} else if t := m.loadTextTable(); t != nil {
+			_, ok := t.ftrace[fn.Addr]
+			return ok
+		}
+		return m.Ftraceable(fn.Name)
 	}
-	return m.Ftraceable(fn.Name)
+	return m.Ftraceable(fn.Module + ":" + fn.Name)
+}
+
+// imageFtraceSite reports whether fn, in .text, starts (after ENDBR64)
+// with the 5-byte call to __fentry__ that ftrace patches.
+func (m *Model) imageFtraceSite(img *textImage, fn Symbol) bool {
+	if img.sectionOf(fn.Addr) != ".text" {
+		return false
+	}
+	code, ok := img.bytesAt(fn.Addr)
+	if !ok {
+		return false
+	}
+	site := fn.Addr
+	if isEndbr(code) {
+		code, site = code[4:], site+4
+	}
+	if len(code) < 5 || code[0] != 0xe8 {
+		return false
+	}
+	fentry, ok := m.LookupName("__fentry__")
+	if !ok {
+		return false
+	}
+	rel := int64(int32(binary.LittleEndian.Uint32(code[1:5])))
+	return site+5+uint64(rel) == fentry
 }
 
 // withinKprobeBlacklist is within_kprobe_blacklist(): the blacklist ranges,

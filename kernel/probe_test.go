@@ -142,6 +142,21 @@ var vmPlaces = []struct {
 	{"@vfs_read+4", true, "FAIL_REG_PROBE/EINVAL", "ok"},
 	{"@vfs_read+9", true, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
 	{"@jiffies", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	// Duplicated names, one instance traced and one not: the traced
+	// io_serial_out/mem32_serial_in/dummy_handler/p_stop instances accept
+	// probes, the untraced ones are notrace (EINVAL).
+	{"0xffffffff81070b00", false, "FAIL_REG_PROBE/EINVAL", "-"},
+	{"0xffffffff816c2220", false, "ok", "-"},
+	{"0xffffffff81070b00", true, "FAIL_REG_PROBE/EINVAL", "-"},
+	{"0xffffffff816c2220", true, "ok", "-"},
+	{"0xffffffff8102abb0", false, "FAIL_REG_PROBE/EINVAL", "-"},
+	{"0xffffffff81031240", false, "ok", "-"},
+	{"0xffffffff81096c50", false, "-", "FAIL_REG_PROBE/EINVAL"},
+	{"0xffffffff818e2110", false, "-", "ok"},
+	{"0xffffffff81096c50", true, "-", "FAIL_REG_PROBE/EINVAL"},
+	{"0xffffffff818e2110", true, "-", "ok"},
+	{"0xffffffff81241c90", false, "-", "FAIL_REG_PROBE/EINVAL"},
+	{"0xffffffff81638fa0", false, "-", "ok"},
 	{"0x1234", false, "ok", "ok"}, // no symbol: deferred
 	{"0x1234", true, "ok", "ok"},
 	{"0", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
@@ -345,7 +360,7 @@ func TestParseTextTableErrors(t *testing.T) {
 			t.Errorf("parseTextTable(% x) succeeded", in)
 		}
 	}
-	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 1, 0x10}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
+	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 1, 0x10, 0}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
 		t.Errorf("parseTextTable(minimal) = %+v, %v", tab, err)
 	} else if !tab.sections[0].has(0x10) || tab.sections[0].has(0x11) || !tab.sections[0].has(0x12) {
 		t.Errorf("bitmap lookups wrong")

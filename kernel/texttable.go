@@ -18,6 +18,7 @@ type textTable struct {
 	sections    []bitmapSection
 	undecodable map[uint64]uint64   // symbol address -> address where decoding failed
 	endbr       map[uint64]struct{} // symbol addresses starting with ENDBR64
+	ftrace      map[uint64]struct{} // symbol addresses with an ftrace call site
 }
 
 // bitmapSection marks instruction starts: bit i of bits is addr+i.
@@ -34,7 +35,8 @@ func (s *bitmapSection) has(addr uint64) bool {
 // TextTable computes the FileTextTable member from the model's kernel
 // image: for every symbol in an executable section (first alias per
 // address), the instruction starts from its address to the next symbol, as
-// InsnBoundary would decode them, and whether it starts with ENDBR64.
+// InsnBoundary would decode them, whether it starts with ENDBR64 and
+// whether it has an ftrace call site.
 // go generate uses it to give the embedded snapshot instruction-level
 // checks without shipping vmlinuz.
 func (m *Model) TextTable() ([]byte, error) {
@@ -42,7 +44,7 @@ func (m *Model) TextTable() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var endbr []uint64
+	var endbr, ftrace []uint64
 	var undecodable [][2]uint64 // symbol address, failing instruction address
 	type sec struct {
 		addr, size uint64
@@ -62,6 +64,9 @@ func (m *Model) TextTable() ([]byte, error) {
 			code := s.data[sym.Addr-lo:]
 			if isEndbr(code) {
 				endbr = append(endbr, sym.Addr)
+			}
+			if m.imageFtraceSite(img, sym) {
+				ftrace = append(ftrace, sym.Addr)
 			}
 			end := sym.Addr + sym.Size
 			if sym.Size == 0 || end > hi {
@@ -94,12 +99,14 @@ func (m *Model) TextTable() ([]byte, error) {
 		out = binary.AppendUvarint(out, u[1]-u[0])
 		prev = u[0]
 	}
-	sort.Slice(endbr, func(i, j int) bool { return endbr[i] < endbr[j] })
-	out = binary.AppendUvarint(out, uint64(len(endbr)))
-	prev = 0
-	for _, a := range endbr {
-		out = binary.AppendUvarint(out, a-prev)
-		prev = a
+	for _, list := range [][]uint64{endbr, ftrace} {
+		sort.Slice(list, func(i, j int) bool { return list[i] < list[j] })
+		out = binary.AppendUvarint(out, uint64(len(list)))
+		prev = 0
+		for _, a := range list {
+			out = binary.AppendUvarint(out, a-prev)
+			prev = a
+		}
 	}
 	return out, nil
 }
@@ -146,18 +153,21 @@ func parseTextTable(b []byte) (*textTable, error) {
 		prev += d
 		t.undecodable[prev] = prev + o
 	}
-	if n, err = next(); err != nil || n > uint64(len(b)) {
-		return nil, errTextTable
-	}
-	t.endbr = make(map[uint64]struct{}, n)
-	prev = 0
-	for i := uint64(0); i < n; i++ {
-		d, err := next()
-		if err != nil {
+	for _, dst := range []*map[uint64]struct{}{&t.endbr, &t.ftrace} {
+		if n, err = next(); err != nil || n > uint64(len(b)) {
 			return nil, errTextTable
 		}
-		prev += d
-		t.endbr[prev] = struct{}{}
+		set := make(map[uint64]struct{}, n)
+		prev = 0
+		for i := uint64(0); i < n; i++ {
+			d, err := next()
+			if err != nil {
+				return nil, errTextTable
+			}
+			prev += d
+			set[prev] = struct{}{}
+		}
+		*dst = set
 	}
 	if len(b) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes", errTextTable, len(b))
