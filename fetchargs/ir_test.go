@@ -46,6 +46,13 @@ func TestFetchPrograms(t *testing.T) {
 		{"6.1", "r vfs_read $retval", []string{"RETVAL -> ST_RAW(size=8) -> END"}, []string{"u64"}},
 		{"6.12", "r vfs_read $arg3 buf c=count:u8", []string{"EDATA(offset=0) -> ST_RAW(size=8) -> END", "EDATA(offset=8) -> ST_RAW(size=8) -> END", "EDATA(offset=0) -> ST_RAW(size=1) -> END"}, []string{"u64", "u64", "u8"}},
 		{"6.12", "f vfs_read%return $retval file->f_flags", []string{"RETVAL -> ST_RAW(size=8) -> END", "EDATA(offset=0) -> ST_MEM(offset=48,size=4) -> END"}, []string{"s64", "u32"}},
+		// BTF bitfield members get a 64-bit-container MOD_BF step on top of
+		// the byte-addressed load (parse_btf_bitfield).
+		{"6.12", "p wake_up_process p->in_iowait p->__mce_reserved", []string{
+			"ARG(0) -> ST_MEM(offset=2360,size=4) -> MOD_BF(basesize=8,lshift=59,rshift=63) -> END",
+			"ARG(0) -> ST_MEM(offset=5280,size=8) -> MOD_BF(basesize=8,lshift=0,rshift=2) -> END",
+		}, []string{"u32", "u64"}},
+		{"6.12", "p do_sys_openat2 filename:ustring", []string{"ARG(1) -> ST_USTRING(offset=0,size=4) -> END"}, []string{"__data_loc char[]"}},
 		{"6.12", "t sched_switch prev->pid prev_state", []string{"ARG(2) -> ST_MEM(offset=2432,size=4) -> END", "ARG(4) -> ST_RAW(size=4) -> END"}, []string{"s32", "u32"}},
 	}
 	for _, tc := range tests {

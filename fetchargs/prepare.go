@@ -145,10 +145,14 @@ func expandMetaArgs(ctx *Context, args []string, lg *logger) ([]Token, bool, sys
 			lg.log(0, grammar.ErrNoBTFArg)
 			return syscall.ENOENT
 		}
-		if idx < 0 || ctx.params[idx].Name == "" {
+		if idx < 0 {
+			// Linux reads before its parameter array here; on the
+			// pinned kernels that finds no name.
 			lg.log(0, grammar.ErrNoBTFEntry)
 			return syscall.ENOENT
 		}
+		// A variadic function's last "parameter" has an empty name: it
+		// expands to an empty token, which fails later as NO_ARG_BODY.
 		return add(ctx.params[idx].Name + typ)
 	}
 	for i, a := range args {
