@@ -135,3 +135,23 @@ func TestLoadHost(t *testing.T) {
 	}
 	t.Logf("LoadHost: %v", err)
 }
+
+// TestCapture captures the test host when it allows it; otherwise the
+// error must say which file or privilege is missing.
+func TestCapture(t *testing.T) {
+	dir := t.TempDir()
+	err := Capture(dir)
+	if err == nil {
+		if _, err := LoadSnapshot(dir); err != nil {
+			t.Fatalf("captured snapshot does not load: %v", err)
+		}
+		return
+	}
+	if !strings.Contains(err.Error(), "/") && !errors.Is(err, ErrHiddenAddresses) {
+		t.Errorf("Capture error %q names no file", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("failed Capture left %d files behind", len(entries))
+	}
+	t.Logf("Capture: %v", err)
+}

@@ -225,20 +225,31 @@ func Capture(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("capture: %w", err)
-	}
-	for _, name := range []string{FileVersion, FileCPUs, FileConfig, FileKallsyms, FileBlacklist, FileFilter, FileBTF, FileImage} {
+	// Read everything first so that a missing file leaves no partial
+	// snapshot behind.
+	names := []string{FileVersion, FileCPUs, FileConfig, FileKallsyms, FileBlacklist, FileFilter, FileBTF, FileImage}
+	contents := make(map[string][]byte, len(names))
+	for _, name := range names {
 		optional := name == FileBTF || name == FileImage
 		if optional && !h.has(name) {
 			continue
 		}
 		b, err := h.read(name)
 		if err != nil {
-			if optional && errors.Is(err, fs.ErrNotExist) {
+			if optional && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)) {
 				continue
 			}
 			return fmt.Errorf("capture %s: %w", name, err)
+		}
+		contents[name] = b
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	for _, name := range names {
+		b, ok := contents[name]
+		if !ok {
+			continue
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("capture: %w", err)

@@ -366,3 +366,16 @@ func TestParseTextTableErrors(t *testing.T) {
 		t.Errorf("bitmap lookups wrong")
 	}
 }
+
+func BenchmarkCheckProbeAddress(b *testing.B) {
+	m, err := Embedded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	vr, _ := m.LookupName("vfs_read")
+	m.CheckProbeAddress(vr, false) // load the text table
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.CheckProbeAddress(vr+uint64(i%20), i%2 == 0)
+	}
+}
