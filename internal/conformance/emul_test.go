@@ -1,5 +1,3 @@
-//go:build ktrace_emulation
-
 package conformance
 
 import (
@@ -130,9 +128,9 @@ func compareEmulation(t *testing.T, kernelName string, want, got []Result, known
 		if reason, ok := known[kernelName+"\t"+key]; ok {
 			tag = " [known: " + reason + "]"
 		}
-		fmt.Fprintf(&report, "%s %s %q%s\n", kernelName, key, want[i].Line, tag)
+		fmt.Fprintf(&report, "%s %s %q%s\n", kernelName, key, clip(want[i].Line, 200), tag)
 		for _, d := range diffs {
-			fmt.Fprintf(&report, "    %s:\n      linux:  %s\n      ktrace: %s\n", d.Field, indent(d.Want), indent(d.Got))
+			report.WriteString(describe(d))
 		}
 	}
 	n := len(want)
@@ -147,11 +145,33 @@ func compareEmulation(t *testing.T, kernelName string, want, got []Result, known
 	return bad
 }
 
-func indent(s string) string {
-	if s == "" {
-		return `""`
+// describe renders one field's disagreement compactly: single-line values
+// side by side (clipped), multi-line values (format files) by their first
+// differing line.
+func describe(d Diff) string {
+	if !strings.Contains(d.Want, "\n") && !strings.Contains(d.Got, "\n") {
+		return fmt.Sprintf("    %s: linux %q, ktrace %q\n", d.Field, clip(d.Want, 300), clip(d.Got, 300))
 	}
-	return strings.ReplaceAll(s, "\n", "\n              ")
+	wl, gl := strings.Split(d.Want, "\n"), strings.Split(d.Got, "\n")
+	i := 0
+	for i < len(wl) && i < len(gl) && wl[i] == gl[i] {
+		i++
+	}
+	at := func(l []string) string {
+		if i < len(l) {
+			return clip(l[i], 300)
+		}
+		return "(end)"
+	}
+	return fmt.Sprintf("    %s: line %d: linux %q, ktrace %q (%d vs %d lines)\n", d.Field, i+1, at(wl), at(gl), len(wl), len(gl))
+}
+
+// clip shortens s to at most n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // readKnown parses known-differences.txt: "kernel<TAB>corpus:index<TAB>reason"
@@ -217,7 +237,7 @@ func TestConformanceGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGoldenFresh(t, dir, name, want)
+			want = freshGoldens(t, dir, name, want)
 			bad := reportEmulation(t, k, want, known)
 			unexpected := 0
 			for _, key := range bad {
@@ -244,22 +264,40 @@ func TestConformanceGolden(t *testing.T) {
 	}
 }
 
-// checkGoldenFresh fails when the corpus has cases the golden lacks or
-// the golden's cases no longer match the corpus.
-func checkGoldenFresh(t *testing.T, dir, kernelName string, want []Result) {
+// freshGoldens returns the golden results whose case is still in the
+// corpus unchanged. Cases that changed, vanished or have no golden yet
+// mean the goldens need regenerating (go test ./internal/conformance -run
+// VM -update): that fails the test under CI=true and is logged otherwise,
+// so that a corpus edit does not break everyone's local test run until the
+// goldens are regenerated.
+func freshGoldens(t *testing.T, dir, kernelName string, want []Result) []Result {
 	t.Helper()
 	cases, err := LoadCases(dir, kernelName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale := len(cases) != len(want)
-	for i := 0; !stale && i < len(cases); i++ {
+	current := map[string]*Case{}
+	for i := range cases {
+		current[cases[i].Key()] = &cases[i]
+	}
+	var fresh []Result
+	for i := range want {
 		w := &want[i]
-		stale = cases[i].Key() != w.Key() || cases[i].Line != w.Line || cases[i].File != w.File ||
-			strings.Join(cases[i].Setup, "\n") != strings.Join(w.Setup, "\n") ||
-			strings.Join(cases[i].Enable, "\n") != strings.Join(w.Enable, "\n")
+		c, ok := current[w.Key()]
+		if ok && c.Line == w.Line && c.File == w.File &&
+			strings.Join(c.Setup, "\n") == strings.Join(w.Setup, "\n") &&
+			strings.Join(c.Enable, "\n") == strings.Join(w.Enable, "\n") {
+			fresh = append(fresh, *w)
+		}
 	}
-	if stale {
-		t.Errorf("golden-%s.jsonl is out of date with the corpus (%d cases, %d golden): go test ./internal/conformance -run VM -update", kernelName, len(cases), len(want))
+	if stale := len(want) - len(fresh); stale > 0 || len(cases) != len(fresh) {
+		msg := fmt.Sprintf("golden-%s.jsonl is out of date with the corpus: %d of %d golden cases changed or removed, %d corpus cases without a golden; checking the %d that match (regenerate: go test ./internal/conformance -run VM -update)",
+			kernelName, stale, len(want), len(cases)-len(fresh), len(fresh))
+		if os.Getenv("CI") == "true" {
+			t.Error(msg)
+		} else {
+			t.Log(msg)
+		}
 	}
+	return fresh
 }
