@@ -210,6 +210,14 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 		return nil, syscall.EINVAL
 	}
 
+	// Kernels before the BTF rework account the record size before
+	// parsing the fetch part.
+	if !p.r.stickyOffset {
+		if errno := p.checkEventSize(a); errno != 0 {
+			return nil, errno
+		}
+	}
+
 	p.prog = newProgram()
 	pc := 0
 	p.lastType = nil
@@ -233,6 +241,11 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 			}
 		}
 	}
+	if p.r.stickyOffset {
+		if errno := p.checkEventSize(a); errno != 0 {
+			return nil, errno
+		}
+	}
 	a.Size = a.Type.Size
 	if a.Count > 0 {
 		a.Size *= a.Count
@@ -243,6 +256,29 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 	a.Ops = p.prog.ops()
 	a.Dynamic = a.Type.IsString
 	return a, 0
+}
+
+// maxProbeEventSize is MAX_PROBE_EVENT_SIZE: the fixed part of a probe
+// record (the sum of the argument sizes) may not exceed it. Both pinned
+// kernels carry this check (a stable backport).
+const maxProbeEventSize = 3072
+
+// checkEventSize fails with EVENT_TOO_BIG when this argument would make
+// the record's fixed part larger than maxProbeEventSize.
+func (p *parser) checkEventSize(a *Arg) syscall.Errno {
+	size := 0
+	for _, x := range p.prev {
+		size += x.Size
+	}
+	n := a.Type.Size
+	if a.Count > 0 {
+		n *= a.Count
+	}
+	if size+n > maxProbeEventSize {
+		p.log(p.offset, grammar.ErrEventTooBig)
+		return syscall.E2BIG
+	}
+	return 0
 }
 
 // findTypeOpt distinguishes "no type given" (default type) from an empty
