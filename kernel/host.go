@@ -219,7 +219,12 @@ func zeroAddresses(b []byte, blacklist bool) bool {
 // needed) in the LoadSnapshot format: kallsyms, btf, kprobes_blacklist,
 // available_filter_functions, config, version and cpus, plus vmlinuz when
 // /boot/vmlinuz-RELEASE is readable. BTF and the image are optional; every
-// other file is required and a failure names it.
+// other file is required and a failure names it, leaving dir untouched.
+//
+// Run inside the pinned 6.1 and 6.12 kernels (a static binary in the
+// tools/vmsh guest, the config placed in /boot, 2026-11-29), Capture wrote
+// files byte-identical to ../shared/kernels/{6.1,6.12}, and LoadHost and
+// HostProbeable succeeded there.
 func Capture(dir string) error {
 	h, err := hostFiles()
 	if err != nil {

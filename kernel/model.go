@@ -59,6 +59,7 @@ type Model struct {
 	modules map[string]bool
 
 	blacklist []addrRange // sorted by start
+	blMerged  []addrRange // union of the blacklist ranges, sorted
 	ftrace    map[string]struct{}
 	config    map[string]string
 
@@ -184,23 +185,23 @@ func (m *Model) SymbolAt(addr uint64) (Symbol, bool) {
 // blacklist (/sys/kernel/debug/kprobes/blacklist), where the kernel refuses
 // to place kprobes.
 func (m *Model) Blacklisted(addr uint64) bool {
-	_, ok := m.BlacklistEntry(addr)
-	return ok
+	bl := m.blMerged
+	i := sort.Search(len(bl), func(i int) bool { return bl[i].start > addr })
+	return i > 0 && addr < bl[i-1].end
 }
 
-// BlacklistEntry returns the name of the blacklist range holding addr.
+// BlacklistEntry returns the name of a blacklist entry holding addr.
 func (m *Model) BlacklistEntry(addr uint64) (string, bool) {
+	if !m.Blacklisted(addr) {
+		return "", false
+	}
 	bl := m.blacklist
 	i := sort.Search(len(bl), func(i int) bool { return bl[i].start > addr })
-	// Ranges may overlap (a function listed once by symbol and once by
-	// section); scan back over every range that starts at or below addr
-	// until one covers it. The list is small, so this stays cheap.
+	// Entries may overlap (a function listed once per reason); the
+	// covering one starts at or below addr.
 	for j := i - 1; j >= 0; j-- {
 		if addr < bl[j].end {
 			return bl[j].name, true
-		}
-		if i-j > 64 {
-			break
 		}
 	}
 	return "", false

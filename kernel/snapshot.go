@@ -95,6 +95,7 @@ func load(src snapshotSource) (*Model, error) {
 	if m.blacklist, err = parseBlacklist(b); err != nil {
 		return nil, m.errorf("%s: %w", FileBlacklist, err)
 	}
+	m.blMerged = mergeRanges(m.blacklist)
 
 	if b, err = required(FileFilter); err != nil {
 		return nil, err
@@ -291,4 +292,19 @@ func parseFilterFunctions(b []byte) map[string]struct{} {
 		}
 	}
 	return set
+}
+
+// mergeRanges returns the union of ranges sorted by start.
+func mergeRanges(rs []addrRange) []addrRange {
+	var out []addrRange
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.start <= out[n-1].end {
+			if r.end > out[n-1].end {
+				out[n-1].end = r.end
+			}
+			continue
+		}
+		out = append(out, addrRange{start: r.start, end: r.end})
+	}
+	return out
 }

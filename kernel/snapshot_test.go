@@ -468,3 +468,33 @@ func BenchmarkLoadSnapshot(b *testing.B) {
 		}
 	}
 }
+
+func TestBlacklistOverlap(t *testing.T) {
+	rs, err := parseBlacklist([]byte("0x100-0x200\tbig\n0x110-0x120\tsmall\n0x300-0x310\tother\n0x110-0x120\tsmall\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Model{blacklist: rs, blMerged: mergeRanges(rs)}
+	tests := []struct {
+		addr uint64
+		name string
+		ok   bool
+	}{
+		{0xff, "", false},
+		{0x100, "big", true},
+		{0x115, "small", true},
+		{0x150, "big", true},
+		{0x200, "", false},
+		{0x30f, "other", true},
+		{0x310, "", false},
+	}
+	for _, tt := range tests {
+		name, ok := m.BlacklistEntry(tt.addr)
+		if name != tt.name || ok != tt.ok || m.Blacklisted(tt.addr) != tt.ok {
+			t.Errorf("BlacklistEntry(%#x) = %q, %v; want %q, %v", tt.addr, name, ok, tt.name, tt.ok)
+		}
+	}
+	if _, err := parseBlacklist([]byte("0x200-0x100\tbackwards\n")); err == nil {
+		t.Error("backwards range accepted")
+	}
+}
