@@ -56,7 +56,10 @@ func (p *parser) parseBTFArg(varname string, pc *int) syscall.Errno {
 		}
 		typ = p.c.proto.Return
 	} else {
-		if !p.c.queryBTF() || len(p.c.params) == 0 {
+		// Linux checks for parameters only when no earlier step of this
+		// probe loaded the prototype: once loaded, a parameterless
+		// function reports the name as not found instead.
+		if !p.c.btfLoaded() && (!p.c.queryBTF() || len(p.c.params) == 0) {
 			p.log(p.offset, grammar.ErrNoBTFEntry)
 			return syscall.ENOENT
 		}

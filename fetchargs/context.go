@@ -182,6 +182,10 @@ func (c *Context) queryBTF() bool {
 	return c.btfErr == nil
 }
 
+// btfLoaded reports whether an earlier step of this probe loaded the
+// function's prototype (the kernel's ctx->btf is set).
+func (c *Context) btfLoaded() bool { return c.btfDone && c.btfErr == nil }
+
 func (c *Context) spec() *btf.Spec {
 	if c.Model == nil {
 		return nil
