@@ -1,10 +1,25 @@
 // Package fetchargs parses and type-checks the fetch arguments of kprobe,
 // kretprobe, fprobe and tprobe definitions the way Linux does
 // (kernel/trace/trace_probe.c), and turns each accepted argument into a
-// typed fetch program (Ops) plus the facts the event's format file needs.
+// typed fetch program (Arg.Ops) plus the facts the event's format file
+// needs (FieldType, FormatField, Size, Signed, PrintFmt, PrintArgs).
 //
-// The per-kernel differences come from the grammar.Dialect the caller puts
-// into Context; the kernel model supplies registers, BTF and symbols.
+// A caller creating one probe builds a Context (kernel model, dialect,
+// probe kind, return/entry flags, probed function), calls PrepareArgs on
+// the whole line's argv and then Parse for each returned Token in order,
+// passing the arguments accepted so far.
+//
+// Errors follow the kernel's error_log: a *grammar.Error names the code,
+// the argv index and the offset inside that token, and carries the errno
+// of the failed write. Code grammar.ErrNone means the write fails without
+// an error_log entry. When Linux writes several entries for one failure
+// the error is a *LogError; Logs returns the entries in order either way.
+// An Off of UnpredictableOffset marks a caret Linux computes from a stale
+// pointer. Context.LoggedArgv gives the command text Linux logs, which
+// %pd/%pD rewriting can change.
+//
+// The per-kernel differences come from the grammar.Dialect in Context;
+// the kernel model supplies registers, BTF and symbols.
 package fetchargs
 
 import (
@@ -28,7 +43,11 @@ const (
 // Context describes the probe whose arguments are parsed. One Context
 // serves one probe definition: PrepareArgs first, then Parse for each token
 // in order. It caches the function's BTF prototype between calls, as the
-// kernel's parse context does.
+// kernel's parse context does, and is not safe for concurrent use.
+//
+// Func is the function whose BTF prototype types the arguments: the probed
+// symbol for kprobes and fprobes (empty for address probes), and the
+// tracepoint's stub "__probestub_<name>" for tprobes.
 type Context struct {
 	Model   *kernel.Model
 	Dialect *grammar.Dialect
