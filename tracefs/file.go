@@ -255,17 +255,20 @@ func (f *FS) setEnabled(n node, on bool) error {
 	return nil
 }
 
-// writeFilter stores an event filter, or for a group filter the filter of
-// every event in the group (the group file itself keeps showing only its
-// header, as on 6.12.95). The expression is kept as written minus trailing
-// whitespace and read back; it is not checked against the event's fields,
-// and with no backend nothing is filtered. "0" clears.
+// writeFilter sets an event filter, or for a group filter the filter of
+// every event in the group. The expression is kept as written minus
+// trailing whitespace and read back; "0" clears. A filter naming an unknown
+// field or malformed in the ways checkFilter knows fails with EINVAL, adds
+// an error_log entry and leaves the error in the filter file, as the kernel
+// does. A group write skips the events the filter does not fit and always
+// succeeds (the group file keeps showing only its header). With no backend
+// nothing is filtered.
 func (f *FS) writeFilter(n node, p []byte) (int, error) {
 	text := strings.TrimRight(string(p), " \t\n\r\v\f")
 	clear := strings.TrimSpace(text) == "0" || strings.TrimSpace(text) == ""
 	evs := f.b.Events()
+	var failed *filterError
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, e := range evs {
 		if e.Group != n.group || (n.kind == nEvFilter && e.Name != n.event) {
 			continue
@@ -273,9 +276,21 @@ func (f *FS) writeFilter(n node, p []byte) (int, error) {
 		k := eventKey{e.Group, e.Name, e.ID}
 		if clear {
 			delete(f.filters, k)
-		} else {
-			f.filters[k] = text
+			continue
 		}
+		if fe := checkFilter(text, e.Fields); fe != nil {
+			if n.kind == nEvFilter {
+				f.filters[k] = filterErrorText(text, fe)
+				failed = fe
+			}
+			continue
+		}
+		f.filters[k] = text + "\n"
+	}
+	f.mu.Unlock()
+	if failed != nil {
+		f.logErrors([]LogEntry{{Subsys: filterSubsys, Msg: failed.msg, Cmd: text, Pos: failed.pos}})
+		return 0, syscall.EINVAL
 	}
 	return len(p), nil
 }
@@ -352,7 +367,7 @@ func (f *FS) content(n node) string {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if s, ok := f.filters[eventKey{e.Group, e.Name, e.ID}]; ok {
-			return s + "\n"
+			return s
 		}
 		return "none\n"
 	case nEvFormat:

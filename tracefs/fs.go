@@ -50,7 +50,7 @@ type FS struct {
 	errlog    []logRecord
 	logged    uint64
 	tracingOn bool
-	filters   map[eventKey]string
+	filters   map[eventKey]string // filter file content
 }
 
 // eventKey identifies an event instance; the ID keeps a filter from

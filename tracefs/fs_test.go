@@ -39,7 +39,8 @@ func (b *fakeBackend) Write(f ControlFile, data []byte) (int, error) {
 		case strings.Contains(line, "/") && !strings.Contains(line, " "):
 			g, n, _ := strings.Cut(line, "/")
 			b.nextID++
-			b.evs = append(b.evs, EventInfo{Group: g, Name: n, ID: 1553 + b.nextID, Kprobe: true, Probes: 1})
+			b.evs = append(b.evs, EventInfo{Group: g, Name: n, ID: 1553 + b.nextID, Kprobe: true, Probes: 1,
+				Fields: []Field{{Name: "__probe_ip"}}})
 		default:
 			if b.reject != nil {
 				return 0, b.reject
@@ -395,8 +396,9 @@ func TestFilterWrites(t *testing.T) {
 	b := &fakeBackend{}
 	fsys := newTestFS(t, b)
 	writeFile(fsys, "kprobe_events", "kprobes/myev", false)
-	writeFile(fsys, "events/kprobes/myev/filter", "arg1 > 0", true)
-	if got := readString(t, fsys, "events/kprobes/myev/filter"); got != "arg1 > 0\n" {
+	writeFile(fsys, "kprobe_events", "kprobes/other", false)
+	writeFile(fsys, "events/kprobes/myev/filter", "common_pid > 0", true)
+	if got := readString(t, fsys, "events/kprobes/myev/filter"); got != "common_pid > 0\n" {
 		t.Errorf("filter = %q", got)
 	}
 	writeFile(fsys, "events/kprobes/myev/filter", "0", true)
@@ -405,7 +407,6 @@ func TestFilterWrites(t *testing.T) {
 	}
 	// 6.12.95: a group filter goes to each event; the group file shows
 	// only its header. Trailing blanks are dropped, leading ones kept.
-	writeFile(fsys, "kprobe_events", "kprobes/other", false)
 	writeFile(fsys, "events/kprobes/filter", "common_pid == 1", true)
 	for _, f := range []string{"events/kprobes/myev/filter", "events/kprobes/other/filter"} {
 		if got := readString(t, fsys, f); got != "common_pid == 1\n" {
@@ -422,6 +423,62 @@ func TestFilterWrites(t *testing.T) {
 	writeFile(fsys, "events/kprobes/filter", "0", true)
 	if got := readString(t, fsys, "events/kprobes/other/filter"); got != "none\n" {
 		t.Errorf("filter after group 0 = %q", got)
+	}
+}
+
+// Filter checks as 6.12.95 and 6.1.192 answered them for
+// 'p:k1 vfs_read a=%di:u32 s=+0(%si):string' and 'r:k2 vfs_read':
+// write status, then the filter file's content.
+func TestFilterChecks(t *testing.T) {
+	k1 := []Field{{Name: "__probe_ip"}, {Name: "a"}, {Name: "s", String: true}}
+	k2 := []Field{{Name: "__probe_func"}, {Name: "__probe_ret_ip"}}
+	tests := []struct {
+		fields []Field
+		expr   string
+		ok     bool
+		file   string
+	}{
+		{k1, "a == 1", true, "a == 1\n"},
+		{k1, "bogus == 1", false, "bogus == 1\n      ^\nparse_error: Field not found\n\n"},
+		{k1, "a==1 && bogus>2", false, "a==1 && bogus>2\n              ^\nparse_error: Field not found\n\n"},
+		{k1, "(a == 1) || (zz == 2)", false, "(a == 1) || (zz == 2)\n                ^\nparse_error: Field not found\n\n"},
+		{k1, "common_pid != 0", true, "common_pid != 0\n"},
+		{k1, "cpu == 0", true, "cpu == 0\n"},
+		{k1, "CPU == 0", true, "CPU == 0\n"},
+		{k1, `comm == "sh"`, true, "comm == \"sh\"\n"},
+		{k1, `COMM ~ "s*"`, true, "COMM ~ \"s*\"\n"},
+		{k1, "__probe_ip == 0", true, "__probe_ip == 0\n"},
+		{k1, `s == "x"`, true, "s == \"x\"\n"},
+		{k1, "a", false, "a\n ^\nparse_error: Invalid operator\n\n"},
+		{k1, "  bogus  == 1", false, "  bogus  == 1\n        ^\nparse_error: Field not found\n\n"},
+		{k1, "a ==", false, "a ==\n    ^\nparse_error: Invalid value (did you forget quotes)?\n\n"},
+		{k1, "!(a == 1)", true, "!(a == 1)\n"},
+		{k1, "a & 1", true, "a & 1\n"},
+		{k1, "a == x", false, "a == x\n      ^\nparse_error: Invalid value (did you forget quotes)?\n\n"},
+		{k2, "__probe_func == 0", true, "__probe_func == 0\n"},
+		{k2, "__probe_ip == 0", false, "__probe_ip == 0\n           ^\nparse_error: Field not found\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			b := &fakeBackend{}
+			fsys := newTestFS(t, b)
+			writeFile(fsys, "kprobe_events", "kprobes/ev", false)
+			b.evs[0].Fields = tt.fields
+			err := writeFile(fsys, "events/kprobes/ev/filter", tt.expr, true)
+			if tt.ok != (err == nil) || (err != nil && !errors.Is(err, syscall.EINVAL)) {
+				t.Errorf("write: %v, want ok=%v", err, tt.ok)
+			}
+			if got := readString(t, fsys, "events/kprobes/ev/filter"); got != tt.file {
+				t.Errorf("filter file = %q, want %q", got, tt.file)
+			}
+			logs := fsys.ErrorLog()
+			if tt.ok != (len(logs) == 0) {
+				t.Fatalf("error_log = %v", logs)
+			}
+			if !tt.ok && (logs[0].Subsys != "event filter parse error" || logs[0].Cmd != tt.expr) {
+				t.Errorf("error_log entry = %+v", logs[0])
+			}
+		})
 	}
 }
 
