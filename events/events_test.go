@@ -236,6 +236,21 @@ func TestKprobeLines(t *testing.T) {
 		{kernels: "6.12", line: "p 0xffffffff8134cc50", errno: syscall.EILSEQ, code: grammar.ErrBadInsnBndry, pos: 2},
 		{kernels: "6.1", line: "p vfs_read+4", errno: syscall.EILSEQ, code: grammar.ErrBadInsnBndry, pos: 2},
 		{line: "p:ev vfs_read a=%di b=%si", readback: []string{"p:kprobes/ev vfs_read a=%di b=%si"}},
+		// @SYM arguments resolve at registration: after the notrace
+		// check, before the address checks; pending probes ignore them.
+		{line: "r nomod:foo", readback: []string{"r:kprobes/r_nomod_foo_0 nomod:foo"}},
+		{line: "r5 nomod:foo", readback: []string{"r5:kprobes/r_nomod_foo_0 nomod:foo"}},
+		{line: "p nomod:foo @nosuch", readback: []string{"p:kprobes/p_nomod_foo_0 nomod:foo arg1=@nosuch"}},
+		{line: "p 0x1234 @nosuch", readback: []string{"p:kprobes/p_0x0000000000001234 0x0000000000001234 arg1=@nosuch"}},
+		{line: "p vfs_read @nosuch", errno: enoent, code: grammar.ErrBadProbeAddr, pos: 2},
+		{line: "p jiffies @nosuch", errno: einval, code: grammar.ErrFailRegProbe, pos: 2},
+		{line: "p do_int3 @nosuch", errno: enoent, code: grammar.ErrBadProbeAddr, pos: 2},
+		{line: "p vfs_read+1 @nosuch", errno: enoent, code: grammar.ErrBadProbeAddr, pos: 2},
+		{line: "p vfs_read @jiffies+x", errno: einval, code: grammar.ErrFailRegProbe, pos: 2},
+		{kernels: "6.12", line: "p ZSTD_decompressSequencesSplitLitBuffer_default.constprop.0+5",
+			readback: []string{"p:kprobes/p_ZSTD_decompressSequencesSplitLitBuffer_default_constprop_0_5 ZSTD_decompressSequencesSplitLitBuffer_default.constprop.0+5"}},
+		{line: "p:grp/ therm_throt_device_show_package_throttle_total_time_ms",
+			readback: []string{"p:grp/p_therm_throt_device_show_package_throttle_total_time_ms_0 therm_throt_device_show_package_throttle_total_time_ms"}},
 		{line: "p:ev vfs_read %di %si", readback: []string{"p:kprobes/ev vfs_read arg1=%di arg2=%si"}},
 	})
 }

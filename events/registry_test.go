@@ -43,6 +43,7 @@ func TestMultiProbeAndRemoval(t *testing.T) {
 		{kernels: "6.12", setup: []string{"p:ev vfs_read+4"}, line: "-:ev vfs_read+4", readback: []string{}},
 		{kernels: "6.12", setup: []string{"D:p:ev vfs_read"}, file: DynamicEvents, line: "f:kprobes/ev vfs_read",
 			errno: eexist, code: grammar.ErrEventExist, subsys: "trace_fprobe", pos: 0},
+		{kernels: "6.12", setup: []string{"D:f:ev vfs_read"}, line: "-:ev", errno: enoent},
 		{kernels: "6.12", setup: []string{"D:f:fprobes/fev vfs_read"}, line: "p:fprobes/fev vfs_read",
 			errno: eexist, code: grammar.ErrEventExist, pos: 0},
 	})
@@ -224,5 +225,16 @@ func TestFprobeLines(t *testing.T) {
 		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read", "p:ev2 vfs_read"}, line: "-:ev",
 			readback: []string{"p:kprobes/ev2 vfs_read"}},
 		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read"}, line: "-:fprobes/ev vfs_read", readback: []string{}},
+		{kernels: "6.12", file: D, line: "f ZSTD_decompressSequencesSplitLitBuffer_default.constprop.0%return",
+			readback: []string{"f:fprobes/ZSTD_decompressSequencesSplitLitBuffer_default_constprop_0__exi ZSTD_decompressSequencesSplitLitBuffer_default.constprop.0%return"}},
+		{kernels: "6.12", file: D, line: "t:abc/ 1abc", readback: []string{"t:abc/_1abc 1abc"}},
+		{kernels: "6.12", file: D, setup: []string{"f vfs_read%return"}, line: "-:fprobes/vfs_read__exit vfs_read%return", errno: enoent},
+		{kernels: "6.12", file: D, setup: []string{"f vfs_read%return"}, line: "-:fprobes/vfs_read__exit vfs_read", readback: []string{}},
+		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read", "p:ev vfs_write"}, line: "-:ev", readback: []string{}},
+		{kernels: "6.12", file: D, setup: []string{"f:ev vfs_read", "p:ev vfs_write"}, line: "-:fprobes/ev", readback: []string{"p:kprobes/ev vfs_write"}},
+		{kernels: "6.12", file: D, line: "f vfs_read @nosuch", errno: enoent, code: grammar.ErrBadProbeAddr, subsys: fp, pos: 2},
+		{kernels: "6.12", file: D, line: "t nosuchtp @nosuch", errno: enoent, code: grammar.ErrBadProbeAddr, subsys: fp, pos: 2},
+		{kernels: "6.12", file: D, line: "f jiffies @nosuch", errno: enoent, code: grammar.ErrBadProbeAddr, subsys: fp, pos: 2},
+		{kernels: "6.12", file: D, setup: []string{"t nosuchtp"}, line: "t nosuchtp", errno: eexist, code: grammar.ErrSameProbe, subsys: fp, pos: 0},
 	})
 }
