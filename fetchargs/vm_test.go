@@ -187,6 +187,10 @@ func runLine(m *kernel.Model, line string) lineResult {
 		ctx.Func = place
 		ibt := m.Config("CONFIG_X86_KERNEL_IBT") == "y"
 		ctx.Entry = off == 0 || (ibt && off <= 4)
+		if i := strings.IndexByte(place, ':'); i >= 0 && !m.ModuleLoaded(place[:i]) {
+			// A pending module probe is not known to be at an entry.
+			ctx.Entry = false
+		}
 	case 'f':
 		ctx.Kind = FProbe
 		if strings.HasSuffix(place, "%return") {
@@ -207,6 +211,9 @@ func runLine(m *kernel.Model, line string) lineResult {
 		ctx.Func = "__probestub_" + place
 	}
 	res.ret, res.kind = ctx.Return, ctx.Kind
+	if ctx.Kind == KProbe && (argv[0][0] == 'r' || strings.HasSuffix(argv[1], "%return")) {
+		res.ret = true // the format head of any r line, address-based too
+	}
 	toks, err := PrepareArgs(ctx, argv)
 	if err != nil {
 		res.err = err
@@ -365,7 +372,7 @@ func checkCase(t *testing.T, m *kernel.Model, kname string, c *vmCase) {
 	}
 	var wantFmt []string
 	for _, f := range c.format {
-		if strings.Contains(f, "field:") && (strings.Contains(f, " common_") || strings.Contains(f, " __probe_")) {
+		if isHeaderField(f) {
 			continue
 		}
 		wantFmt = append(wantFmt, f)
@@ -377,6 +384,17 @@ func checkCase(t *testing.T, m *kernel.Model, kname string, c *vmCase) {
 	if strings.Join(gotFmt, "\n") != strings.Join(wantFmt, "\n") {
 		t.Errorf("format\n got %s\nwant %s", strings.Join(gotFmt, "\n     "), strings.Join(wantFmt, "\n     "))
 	}
+}
+
+// isHeaderField reports the format lines every probe event has (common
+// fields and the probe's ip or func/ret_ip).
+func isHeaderField(f string) bool {
+	for _, h := range []string{" common_type;", " common_flags;", " common_preempt_count;", " common_pid;", " __probe_ip;", " __probe_func;", " __probe_ret_ip;"} {
+		if strings.Contains(f, "field:") && strings.Contains(f, h) {
+			return true
+		}
+	}
+	return false
 }
 
 func resolveAll(m *kernel.Model, args []*Arg) error {
