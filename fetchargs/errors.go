@@ -121,10 +121,3 @@ func result(pending, entries []*grammar.Error, index int, errno syscall.Errno) e
 	}
 	return &LogError{Entries: all, Errno: errno}
 }
-
-// codeBadArrayNum is BAD_ARRAY_NUM ("Invalid array size"), looked up by
-// name so this package builds against error tables that lack it.
-var codeBadArrayNum = func() grammar.Code {
-	c, _ := grammar.CodeByName("BAD_ARRAY_NUM")
-	return c
-}()

@@ -181,7 +181,7 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 			}
 			n, e := kstrtouint(countText[:cl], 0)
 			if e != 0 || n == 0 {
-				p.log(p.offset+countOffset, codeBadArrayNum)
+				p.log(p.offset+countOffset, grammar.ErrBadArrayNum)
 				return nil, syscall.EINVAL
 			}
 			if n > maxArrayLen {
