@@ -66,7 +66,8 @@ type Dialect struct {
 	// (BAD_TP_NAME). 6.12 (backported): yes.
 	TPNameCheck bool
 	// SanitizeStar: automatic event names also turn '*' into '_'
-	// ("f vfs_rea*" -> vfs_rea___entry). 6.12: yes.
+	// ("f vfs_rea*" -> vfs_rea___entry, "p nomod:foo*" -> p_nomod_foo__0).
+	// 6.12: yes; 6.1: no ("p nomod:foo*" -> p_nomod_foo*_0).
 	SanitizeStar bool
 
 	// UnknownSymbolErrno is the errno when argv[1] names no symbol
