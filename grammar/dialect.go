@@ -52,6 +52,18 @@ type Dialect struct {
 	// NeedStringType: $comm / immediate strings with a non-string type log
 	// NEED_STRING_TYPE. 6.12 does; 6.1 fails with EINVAL and logs nothing.
 	NeedStringType bool
+	// CharType: the "char" fetch type exists. 6.1: no (BAD_TYPE);
+	// 6.12: yes.
+	CharType bool
+	// StickyArgOffset: argument errors found after the fetch part was
+	// parsed (string, bitfield, array checks) put the caret where the
+	// fetch parse stopped (inside the outermost dereference, after the last
+	// BTF member) instead of at the body start. 6.1: no; 6.12: yes.
+	StickyArgOffset bool
+	// FetchOverflowE2BIG: running out of fetch instructions while adding
+	// the store or array step fails with E2BIG instead of EINVAL. 6.1: no;
+	// 6.12: yes.
+	FetchOverflowE2BIG bool
 	// DentryArgs: the %pd / %pD pseudo types are rewritten to dentry name
 	// fetches. 6.12: yes; 6.1: no ("%pd" is BAD_TYPE).
 	DentryArgs bool
@@ -102,6 +114,9 @@ var dialects = []*Dialect{
 		RetprobeArgN:       false,
 		Symstr:             true,
 		NeedStringType:     false,
+		CharType:           false,
+		StickyArgOffset:    false,
+		FetchOverflowE2BIG: false,
 		DentryArgs:         false,
 		Fprobe:             false,
 		FprobeMaxactive:    false,
@@ -123,6 +138,9 @@ var dialects = []*Dialect{
 		RetprobeArgN:       true,
 		Symstr:             true,
 		NeedStringType:     true,
+		CharType:           true,
+		StickyArgOffset:    true,
+		FetchOverflowE2BIG: true,
 		DentryArgs:         true,
 		Fprobe:             true,
 		FprobeMaxactive:    true,
