@@ -22,6 +22,7 @@ import (
 type textImage struct {
 	sections []imageSection // sorted by addr
 	delta    uint64
+	reserved []reservedSite // sorted by addr
 }
 
 type imageSection struct {
@@ -69,7 +70,7 @@ func (m *Model) loadImage() (*textImage, error) {
 			m.imageErr = m.errorf("%s: %w", FileImage, err)
 			return
 		}
-		img, err := parseVmlinux(vmlinux)
+		img, f, err := parseVmlinux(vmlinux)
 		if err != nil {
 			m.imageErr = m.errorf("%s: %w", FileImage, err)
 			return
@@ -85,6 +86,7 @@ func (m *Model) loadImage() (*textImage, error) {
 				img.sections[i].addr += img.delta
 			}
 		}
+		img.reserved = m.reservedSites(f, img)
 		m.image = img
 	})
 	return m.image, m.imageErr
@@ -220,14 +222,15 @@ func lz4Legacy(p []byte, size int) ([]byte, error) {
 	return out, nil
 }
 
-// parseVmlinux keeps the executable allocated sections of a vmlinux ELF.
-func parseVmlinux(b []byte) (*textImage, error) {
+// parseVmlinux keeps the executable allocated sections of a vmlinux ELF
+// and returns the ELF for reading its tables.
+func parseVmlinux(b []byte) (*textImage, *elf.File, error) {
 	f, err := elf.NewFile(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("vmlinux: %w", err)
+		return nil, nil, fmt.Errorf("vmlinux: %w", err)
 	}
 	if f.Machine != elf.EM_X86_64 {
-		return nil, fmt.Errorf("vmlinux: machine %v: instruction decoding supports x86_64 only", f.Machine)
+		return nil, nil, fmt.Errorf("vmlinux: machine %v: instruction decoding supports x86_64 only", f.Machine)
 	}
 	img := &textImage{}
 	for _, s := range f.Sections {
@@ -236,13 +239,13 @@ func parseVmlinux(b []byte) (*textImage, error) {
 		}
 		data, err := s.Data()
 		if err != nil {
-			return nil, fmt.Errorf("vmlinux section %s: %w", s.Name, err)
+			return nil, nil, fmt.Errorf("vmlinux section %s: %w", s.Name, err)
 		}
 		img.sections = append(img.sections, imageSection{name: s.Name, addr: s.Addr, data: data})
 	}
 	if len(img.sections) == 0 {
-		return nil, errors.New("vmlinux: no executable sections")
+		return nil, nil, errors.New("vmlinux: no executable sections")
 	}
 	sort.Slice(img.sections, func(i, j int) bool { return img.sections[i].addr < img.sections[j].addr })
-	return img, nil
+	return img, f, nil
 }

@@ -233,18 +233,29 @@ func (m *Model) KprobeOnFuncEntry(sym string, offset uint64) syscall.Errno {
 //     (raw-address probes, even "r 0x1234") or names a module that is not
 //     loaded, so callers must turn ENOENT into success for those.
 //  4. check_kprobe_address_safe: the address must be kernel text
-//     ([_stext, _etext)) or module text, and not in the kprobe blacklist
-//     (also via the base name of a suffixed symbol); else EINVAL,
-//     FAIL_REG_PROBE ("p do_int3", "p kprobe_int3_handler"). The kernel
-//     also refuses jump-label, static-call and BUG sites here; ktrace does
-//     not model those.
+//     ([_stext, _etext)) or module text, not in the kprobe blacklist
+//     (also via the base name of a suffixed symbol), and not on a patch
+//     site: any byte of a jump-label site (2- or 5-byte jump/NOP, from
+//     __jump_table), of a static call (5-byte call, from
+//     static_call_sites), or the ud2 of a BUG()/WARN() (from
+//     __bug_table); else EINVAL, FAIL_REG_PROBE ("p do_int3",
+//     "p kprobe_int3_handler", "p do_one_initcall+79" on 6.1, a jump
+//     label). The site tables need the kernel image or the text table.
 //  5. can_probe: the address must be an instruction boundary (see
 //     InsnBoundary); else EILSEQ, BAD_INSN_BNDRY ("p vfs_read+1",
-//     "p vfs_read+100000"). Skipped when the model has no kernel image.
+//     "p vfs_read+100000"). From v6.9 an exception instruction there
+//     (int3, INT n, INTO, INT1, UD0/1/2) is refused the same way
+//     ("p perf_get_hw_event_config+45", an int3 after a return jump, on
+//     6.12).
+//  6. Copying the instruction: before v6.9 an int3 fails with EINVAL,
+//     FAIL_REG_PROBE (the same place on 6.1, +46 there).
+//
+// Steps 4 (patch sites) to 6 are skipped when the model has neither a
+// kernel image nor a text table; the probe is then taken as accepted.
 //
 // All codes are reported at argv[1] offset 0. Seen on both pinned kernels
 // with identical results, except where the ENDBR64 of 6.12 makes offset 4
-// a function entry.
+// a function entry and for int3 (step 5 vs 6).
 //
 // __register_trace_kprobe runs step 1, then resolves @SYM fetch arguments
 // (an unknown one fails with ENOENT), then steps 2-5; callers that model
@@ -272,13 +283,33 @@ func (m *Model) CheckRegisterKprobe(addr uint64, isReturn bool) (grammar.Code, s
 	default:
 		return grammar.ErrFailRegProbe, errno
 	}
-	if !m.isKernelText(site.Addr, site.Func) || m.withinKprobeBlacklist(site.Addr) {
+	if !m.isKernelText(site.Addr, site.Func) || m.withinKprobeBlacklist(site.Addr) || m.reservedKind(site.Addr) != 0 {
 		return grammar.ErrFailRegProbe, syscall.EINVAL
 	}
-	if ok, checked := m.InsnBoundary(site.Addr); checked && !ok {
+	ok, checked := m.InsnBoundary(site.Addr)
+	if !checked {
+		return grammar.ErrNone, 0
+	}
+	if !ok {
 		return grammar.ErrBadInsnBndry, syscall.EILSEQ
 	}
+	int3, exception := m.exceptionAt(site.Addr)
+	if m.refusesExceptionInsns() {
+		if exception {
+			return grammar.ErrBadInsnBndry, syscall.EILSEQ
+		}
+	} else if int3 {
+		return grammar.ErrFailRegProbe, syscall.EINVAL
+	}
 	return grammar.ErrNone, 0
+}
+
+// refusesExceptionInsns reports whether can_probe() refuses INT3, INT n,
+// INTO, INT1 and UD0/1/2 as probe points (upstream v6.9, "x86/kprobes:
+// Prohibit kprobing on INT and UD"); before that an int3 fails later, when
+// the instruction is copied, with EINVAL.
+func (m *Model) refusesExceptionInsns() bool {
+	return m.major > 6 || (m.major == 6 && m.minor >= 9)
 }
 
 // WithinNotraceFunc is trace_kprobe's within_notrace_func(), step 1 of

@@ -157,7 +157,39 @@ var vmPlaces = []struct {
 	{"0xffffffff818e2110", true, "-", "ok"},
 	{"0xffffffff81241c90", false, "-", "FAIL_REG_PROBE/EINVAL"},
 	{"0xffffffff81638fa0", false, "-", "ok"},
-	{"0x1234", false, "ok", "ok"}, // no symbol: deferred
+	// Patch sites (jump labels, static calls, BUG ud2) and exception
+	// instructions; offsets taken from the image's tables.
+	{"initcall_blacklisted+169", false, "FAIL_REG_PROBE/EINVAL", "-"}, // 2-byte jump label
+	{"initcall_blacklisted+170", false, "FAIL_REG_PROBE/EINVAL", "-"},
+	{"initcall_blacklisted+171", false, "ok", "-"},
+	{"do_one_initcall+79", false, "FAIL_REG_PROBE/EINVAL", "-"}, // 5-byte jump label
+	{"do_one_initcall+80", false, "FAIL_REG_PROBE/EINVAL", "-"},
+	{"do_one_initcall+84", false, "ok", "-"},
+	{"do_one_initcall+236", false, "FAIL_REG_PROBE/EINVAL", "-"}, // static call
+	{"do_one_initcall+237", false, "FAIL_REG_PROBE/EINVAL", "-"},
+	{"do_one_initcall+241", false, "ok", "-"},
+	{"do_one_initcall+471", false, "FAIL_REG_PROBE/EINVAL", "-"}, // BUG ud2
+	{"do_one_initcall+472", false, "BAD_INSN_BNDRY/EILSEQ", "-"},
+	{"do_one_initcall+473", false, "ok", "-"},
+	{"vdso_fault+107", false, "ok", "ok"}, // LOCK prefix, one CPU
+	{"vdso_fault+108", false, "BAD_INSN_BNDRY/EILSEQ", "BAD_INSN_BNDRY/EILSEQ"},
+	{"x86_pmu_event_mapped+20", false, "ok", "-"},                        // LOCK prefix
+	{"perf_get_hw_event_config+46", false, "FAIL_REG_PROBE/EINVAL", "-"}, // int3
+	{"msr_event_start+79", false, "FAIL_REG_PROBE/EINVAL", "-"},          // int3
+	{"run_init_process+32", false, "-", "FAIL_REG_PROBE/EINVAL"},         // 2-byte jump label
+	{"run_init_process+33", false, "-", "FAIL_REG_PROBE/EINVAL"},
+	{"run_init_process+34", false, "-", "ok"},
+	{"do_one_initcall+361", false, "-", "FAIL_REG_PROBE/EINVAL"}, // static call
+	{"do_one_initcall+362", false, "-", "FAIL_REG_PROBE/EINVAL"},
+	{"do_one_initcall+366", false, "-", "ok"},
+	{"do_one_initcall+643", false, "-", "FAIL_REG_PROBE/EINVAL"}, // BUG ud2
+	{"do_one_initcall+644", false, "-", "BAD_INSN_BNDRY/EILSEQ"},
+	{"do_one_initcall+645", false, "-", "ok"},
+	{"tdx_enc_status_change_finish+46", false, "-", "ok"},                // LOCK prefix
+	{"ve_instr_len+81", false, "-", "FAIL_REG_PROBE/EINVAL"},             // BUG ud2
+	{"perf_get_hw_event_config+45", false, "-", "BAD_INSN_BNDRY/EILSEQ"}, // int3
+	{"x86_pmu_aux_output_match+35", false, "-", "BAD_INSN_BNDRY/EILSEQ"}, // int3
+	{"0x1234", false, "ok", "ok"},                                        // no symbol: deferred
 	{"0x1234", true, "ok", "ok"},
 	{"0", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
 	{"0xffffffffff600000", false, "ok", "ok"},
@@ -360,7 +392,7 @@ func TestParseTextTableErrors(t *testing.T) {
 			t.Errorf("parseTextTable(% x) succeeded", in)
 		}
 	}
-	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 1, 0x10, 0}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
+	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 1, 0x10, 0, 0, 0, 0}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
 		t.Errorf("parseTextTable(minimal) = %+v, %v", tab, err)
 	} else if !tab.sections[0].has(0x10) || tab.sections[0].has(0x11) || !tab.sections[0].has(0x12) {
 		t.Errorf("bitmap lookups wrong")

@@ -19,6 +19,9 @@ type textTable struct {
 	undecodable map[uint64]uint64   // symbol address -> address where decoding failed
 	endbr       map[uint64]struct{} // symbol addresses starting with ENDBR64
 	ftrace      map[uint64]struct{} // symbol addresses with an ftrace call site
+	reserved    []reservedSite      // patch sites kprobes refuse, sorted
+	int3        map[uint64]struct{} // instruction starts holding int3
+	exception   map[uint64]struct{} // instruction starts holding another exception instruction
 }
 
 // bitmapSection marks instruction starts: bit i of bits is addr+i.
@@ -36,7 +39,8 @@ func (s *bitmapSection) has(addr uint64) bool {
 // image: for every symbol in an executable section (first alias per
 // address), the instruction starts from its address to the next symbol, as
 // InsnBoundary would decode them, whether it starts with ENDBR64 and
-// whether it has an ftrace call site.
+// whether it has an ftrace call site; the patch sites kprobes refuse; and
+// which instructions are int3 or other exception instructions.
 // go generate uses it to give the embedded snapshot instruction-level
 // checks without shipping vmlinuz.
 func (m *Model) TextTable() ([]byte, error) {
@@ -44,7 +48,7 @@ func (m *Model) TextTable() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var endbr, ftrace []uint64
+	var endbr, ftrace, int3s, excs []uint64
 	var undecodable [][2]uint64 // symbol address, failing instruction address
 	type sec struct {
 		addr, size uint64
@@ -75,6 +79,11 @@ func (m *Model) TextTable() ([]byte, error) {
 			for pc := sym.Addr; pc < end; {
 				o := pc - lo
 				secs[si].bits[o/8] |= 1 << (o % 8)
+				if i3, exc := exceptionInsn(s.data[o:]); i3 {
+					int3s = append(int3s, pc)
+				} else if exc {
+					excs = append(excs, pc)
+				}
 				n := insnLen(s.data[o:])
 				if n == 0 {
 					undecodable = append(undecodable, [2]uint64{sym.Addr, pc})
@@ -99,7 +108,14 @@ func (m *Model) TextTable() ([]byte, error) {
 		out = binary.AppendUvarint(out, u[1]-u[0])
 		prev = u[0]
 	}
-	for _, list := range [][]uint64{endbr, ftrace} {
+	out = binary.AppendUvarint(out, uint64(len(img.reserved)))
+	prev = 0
+	for _, r := range img.reserved {
+		out = binary.AppendUvarint(out, r.addr-prev)
+		out = append(out, r.size, byte(r.kind))
+		prev = r.addr
+	}
+	for _, list := range [][]uint64{endbr, ftrace, int3s, excs} {
 		sort.Slice(list, func(i, j int) bool { return list[i] < list[j] })
 		out = binary.AppendUvarint(out, uint64(len(list)))
 		prev = 0
@@ -153,7 +169,21 @@ func parseTextTable(b []byte) (*textTable, error) {
 		prev += d
 		t.undecodable[prev] = prev + o
 	}
-	for _, dst := range []*map[uint64]struct{}{&t.endbr, &t.ftrace} {
+	if n, err = next(); err != nil || n > uint64(len(b)) {
+		return nil, errTextTable
+	}
+	t.reserved = make([]reservedSite, 0, n)
+	prev = 0
+	for i := uint64(0); i < n; i++ {
+		d, err := next()
+		if err != nil || len(b) < 2 {
+			return nil, errTextTable
+		}
+		prev += d
+		t.reserved = append(t.reserved, reservedSite{addr: prev, size: b[0], kind: siteKind(b[1])})
+		b = b[2:]
+	}
+	for _, dst := range []*map[uint64]struct{}{&t.endbr, &t.ftrace, &t.int3, &t.exception} {
 		if n, err = next(); err != nil || n > uint64(len(b)) {
 			return nil, errTextTable
 		}

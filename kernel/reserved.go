@@ -1,0 +1,179 @@
+package kernel
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"sort"
+)
+
+// siteKind says why the kernel refuses a kprobe on a text address that is
+// otherwise a valid probe point.
+type siteKind uint8
+
+const (
+	siteJumpLabel  siteKind = iota + 1 // jump_label_text_reserved
+	siteStaticCall                     // static_call_text_reserved
+	siteBug                            // find_bug: a BUG()/WARN() ud2
+)
+
+func (k siteKind) String() string {
+	switch k {
+	case siteJumpLabel:
+		return "jump label"
+	case siteStaticCall:
+		return "static call"
+	case siteBug:
+		return "BUG/WARN"
+	}
+	return "none"
+}
+
+// reservedSite is a byte range of kernel text the kernel refuses kprobes in.
+type reservedSite struct {
+	addr uint64
+	size uint8
+	kind siteKind
+}
+
+// tableRange locates a table of the image between two kallsyms symbols.
+func (m *Model) tableRange(start, stop string) (lo, hi uint64, ok bool) {
+	a, ok1 := m.LookupName(start)
+	b, ok2 := m.LookupName(stop)
+	return a, b, ok1 && ok2 && b >= a
+}
+
+// reservedSites reads the patch-site tables of the vmlinux ELF f (addresses
+// already shifted by delta): __jump_table (struct jump_entry: s32 code,
+// s32 target, long key; the site is the 2- or 5-byte jump at code),
+// static_call_sites (s32 addr, s32 key; a 5-byte call), __bug_table
+// (s32 bug_addr_disp first; 12 bytes per entry with
+// CONFIG_DEBUG_BUGVERBOSE, else 8). Sites in init text are dropped: the
+// kernel ignores them after boot. (LOCK prefixes listed in .smp_locks are
+// not refused: the pinned kernels accepted "p vdso_fault+107", a LOCK
+// instruction, on one CPU.)
+func (m *Model) reservedSites(f *elf.File, img *textImage) []reservedSite {
+	data := func(lo, hi uint64) []byte {
+		for _, s := range f.Sections {
+			if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 {
+				continue
+			}
+			a := s.Addr + img.delta
+			if lo >= a && hi <= a+s.Size {
+				b, err := s.Data()
+				if err != nil || uint64(len(b)) < hi-a {
+					return nil
+				}
+				return b[lo-a : hi-a]
+			}
+		}
+		return nil
+	}
+	inText := func(addr uint64) bool { return img.sectionOf(addr) == ".text" }
+	var out []reservedSite
+	add := func(addr uint64, size uint8, kind siteKind) {
+		if inText(addr) {
+			out = append(out, reservedSite{addr, size, kind})
+		}
+	}
+	rel := func(base uint64, b []byte) uint64 {
+		return base + uint64(int64(int32(binary.LittleEndian.Uint32(b))))
+	}
+	if lo, hi, ok := m.tableRange("__start___jump_table", "__stop___jump_table"); ok {
+		b := data(lo, hi)
+		for o := 0; o+16 <= len(b); o += 16 {
+			code := rel(lo+uint64(o), b[o:])
+			size := uint8(5)
+			if c, ok := img.bytesAt(code); ok {
+				if n := insnLen(c); n == 2 {
+					size = 2
+				}
+			}
+			add(code, size, siteJumpLabel)
+		}
+	}
+	if lo, hi, ok := m.tableRange("__start_static_call_sites", "__stop_static_call_sites"); ok {
+		b := data(lo, hi)
+		for o := 0; o+8 <= len(b); o += 8 {
+			add(rel(lo+uint64(o), b[o:]), 5, siteStaticCall)
+		}
+	}
+	if lo, hi, ok := m.tableRange("__start___bug_table", "__stop___bug_table"); ok {
+		entry := 8
+		if m.config["CONFIG_DEBUG_BUGVERBOSE"] == "y" {
+			entry = 12
+		}
+		b := data(lo, hi)
+		for o := 0; o+entry <= len(b); o += entry {
+			add(rel(lo+uint64(o), b[o:]), 1, siteBug)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].addr < out[j].addr })
+	return out
+}
+
+// reservedAt returns the kind of reserved site covering addr.
+func reservedAt(sites []reservedSite, addr uint64) siteKind {
+	i := sort.Search(len(sites), func(i int) bool { return sites[i].addr > addr })
+	// Sites do not nest beyond a few bytes; look back over the closest.
+	for j := i - 1; j >= 0 && j >= i-4; j-- {
+		if addr < sites[j].addr+uint64(sites[j].size) {
+			return sites[j].kind
+		}
+	}
+	return 0
+}
+
+// exceptionInsn classifies the instruction at the start of code the way
+// x86 kprobes do: int3 (0xcc), and the other exception-raising
+// instructions INT n, INTO, INT1, UD0, UD1 and UD2.
+func exceptionInsn(code []byte) (int3, exception bool) {
+	if len(code) == 0 {
+		return false, false
+	}
+	switch code[0] {
+	case 0xcc:
+		return true, true
+	case 0xcd, 0xce, 0xf1:
+		return false, true
+	case 0x0f:
+		if len(code) > 1 && (code[1] == 0x0b || code[1] == 0xb9 || code[1] == 0xff) {
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// reservedKind returns why the kernel refuses a kprobe at addr because of
+// a patch site (0 when it does not), from the image or the text table.
+func (m *Model) reservedKind(addr uint64) siteKind {
+	if m.imageOpen != nil {
+		if img, err := m.loadImage(); err == nil {
+			return reservedAt(img.reserved, addr)
+		}
+		return 0
+	}
+	if t := m.loadTextTable(); t != nil {
+		return reservedAt(t.reserved, addr)
+	}
+	return 0
+}
+
+// exceptionAt classifies the instruction starting at addr (see
+// exceptionInsn), from the image or the text table.
+func (m *Model) exceptionAt(addr uint64) (int3, exception bool) {
+	if m.imageOpen != nil {
+		if img, err := m.loadImage(); err == nil {
+			code, _ := img.bytesAt(addr)
+			return exceptionInsn(code)
+		}
+		return false, false
+	}
+	if t := m.loadTextTable(); t != nil {
+		if _, ok := t.int3[addr]; ok {
+			return true, true
+		}
+		_, ok := t.exception[addr]
+		return false, ok
+	}
+	return false, false
+}
