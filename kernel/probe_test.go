@@ -392,7 +392,7 @@ func TestParseTextTableErrors(t *testing.T) {
 			t.Errorf("parseTextTable(% x) succeeded", in)
 		}
 	}
-	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 1, 0x10, 0, 0, 0, 0}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
+	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 0, 1, 0x10, 0, 0, 0}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
 		t.Errorf("parseTextTable(minimal) = %+v, %v", tab, err)
 	} else if !tab.sections[0].has(0x10) || tab.sections[0].has(0x11) || !tab.sections[0].has(0x12) {
 		t.Errorf("bitmap lookups wrong")
