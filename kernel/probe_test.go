@@ -348,8 +348,9 @@ func TestEmbeddedVM(t *testing.T) {
 }
 
 // TestTextTableMatchesImage checks that the embedded text table answers
-// like decoding the 6.12 image, over the first 48 bytes of every 50th
-// function.
+// like decoding the 6.12 image (boundaries, ENDBR, and the whole
+// CheckProbeAddress verdict), over the first 48 bytes of every 50th
+// symbol.
 func TestTextTableMatchesImage(t *testing.T) {
 	img := snapshot(t, "6.12")
 	if !img.HasImage() {
@@ -373,6 +374,13 @@ func TestTextTableMatchesImage(t *testing.T) {
 			ok2, c2 := emb.InsnBoundary(s.Addr + o)
 			if ok1 != ok2 || c1 != c2 {
 				t.Fatalf("%s+%d: image %v/%v, table %v/%v", s.Name, o, ok1, c1, ok2, c2)
+			}
+			for _, ret := range []bool{false, true} {
+				code1, e1 := img.CheckProbeAddress(s.Addr+o, ret)
+				code2, e2 := emb.CheckProbeAddress(s.Addr+o, ret)
+				if code1 != code2 || e1 != e2 {
+					t.Fatalf("%s+%d ret=%v: image %v/%v, table %v/%v", s.Name, o, ret, code1, e1, code2, e2)
+				}
 			}
 			n++
 		}
