@@ -75,7 +75,6 @@ const (
 	flKernel = 1 << 1
 	flFentry = 1 << 2
 	flTevent = 1 << 3
-	flUser   = 1 << 4
 	flFprobe = 1 << 5
 	flTpoint = 1 << 6
 	flLocMsk = 0x1f
@@ -115,7 +114,11 @@ func isFunctionReturn(f uint) bool { return f&flLocMsk == flKernel|flReturn }
 type rules struct {
 	maxArgStrLen int  // MAX_ARGSTR_LEN: longest argument body
 	btfArgs      bool // BTF names, $arg*, $argN rewriting, typed $retval, argument names from bodies
-	charType     bool // the "char" fetch type exists
+	// newParser: the argument parser of the BTF rework (6.5): $retval is a
+	// prefix match, $arg*/$argN are scanned before parsing, identifiers
+	// are BTF names (NOSUP_BTFARG when BTF arguments are compiled out).
+	newParser bool
+	charType  bool // the "char" fetch type exists
 	// needStringLog: $comm/immediate strings with a non-string type log
 	// NEED_STRING_TYPE; without it the write fails with EINVAL and no log.
 	needStringLog bool
@@ -148,6 +151,7 @@ func rulesFor(d *grammar.Dialect) rules {
 	r := rules{
 		maxArgStrLen:     d.MaxArgStrLen,
 		btfArgs:          d.BTFArgs,
+		newParser:        since65,
 		charType:         since65,
 		needStringLog:    d.NeedStringType,
 		argAnywhere:      d.RetprobeArgN,
@@ -185,6 +189,8 @@ func (c *Context) queryBTF() bool {
 			c.btfErr = errNoFunc
 		case c.Model == nil:
 			c.btfErr = errNoModel
+		case !c.rulesOf().btfArgs:
+			c.btfErr = errNoBTFArgs
 		default:
 			_, proto, err := c.Model.FuncProto(c.Func)
 			if err != nil {

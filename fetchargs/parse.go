@@ -23,6 +23,8 @@ const (
 var (
 	errNoFunc  = errors.New("address probe has no function for BTF")
 	errNoModel = errors.New("no kernel model")
+	// errNoBTFArgs: the kernel has no BTF argument support compiled in.
+	errNoBTFArgs = errors.New("kernel without BTF argument support")
 )
 
 // reservedNames are field names every probe event already has.
@@ -367,10 +369,14 @@ func (p *parser) parseProbeArg(arg string, pc *int) syscall.Errno {
 			}
 		}
 	default:
-		if p.r.btfArgs && (isAlpha(c0) || c0 == '_') {
+		if p.r.newParser && (isAlpha(c0) || c0 == '_') {
 			if !isFunctionEntry(p.flags) && !isFunctionReturn(p.flags) {
 				p.log(p.offset, grammar.ErrNosupBTFArg)
 				return syscall.EINVAL
+			}
+			if !p.r.btfArgs {
+				p.log(p.offset, grammar.ErrNosupBTFArg)
+				return syscall.EOPNOTSUPP
 			}
 			ret = p.parseBTFArg(arg, pc)
 		}
@@ -467,11 +473,16 @@ func (p *parser) parseProbeVars(orig string, pc *int) syscall.Errno {
 	errCode := grammar.ErrBadVar
 	maxStack := p.c.paramMaxStack()
 
-	if p.r.btfArgs {
+	if p.r.newParser {
 		if strings.HasPrefix(arg, "retval") {
 			if p.flags&flReturn == 0 {
 				p.log(p.offset, grammar.ErrRetvalOnProbe)
 				return syscall.EINVAL
+			}
+			if !p.r.btfArgs {
+				// Without BTF any "$retval…" is the raw return value.
+				ins[code] = Op{Code: OpRetval}
+				return 0
 			}
 			return p.parseBTFArg(orig, pc)
 		}

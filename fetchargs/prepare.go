@@ -42,7 +42,7 @@ func PrepareArgs(ctx *Context, argv []string) ([]Token, error) {
 		toks[i] = Token{Text: a, LogIndex: i + 2}
 	}
 	expanded := false
-	if r.btfArgs {
+	if r.newParser {
 		var lg logger
 		var errno syscall.Errno
 		toks, expanded, errno = expandMetaArgs(ctx, args, &lg)
