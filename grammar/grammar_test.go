@@ -3,6 +3,7 @@ package grammar
 import (
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -235,6 +236,31 @@ func TestDialect(t *testing.T) {
 	}
 	if d := DialectFor(5, 10); d.Name != "6.1" {
 		t.Errorf("5.10 -> %s", d.Name)
+	}
+	// The rows as the pinned kernels behaved when booted (tools/vmsh).
+	old, cur := DialectFor(6, 1), Latest
+	rows := []struct {
+		what    string
+		got61   any
+		got612  any
+		want61  any
+		want612 any
+	}{
+		{"MaxArgStrLen", old.MaxArgStrLen, cur.MaxArgStrLen, 63, 63},
+		{"ArgTooLongErrno", old.ArgTooLongErrno, cur.ArgTooLongErrno, syscall.EINVAL, syscall.E2BIG},
+		{"TooManyArgs", old.TooManyArgs, cur.TooManyArgs, ArgsIgnoreExtra, ArgsE2BIG},
+		{"UnknownSymbolErrno", old.UnknownSymbolErrno, cur.UnknownSymbolErrno, syscall.ENOENT, syscall.EINVAL},
+		{"NonUniqSymbolErrno", old.NonUniqSymbolErrno, cur.NonUniqSymbolErrno, syscall.EADDRNOTAVAIL, syscall.EINVAL},
+		{"Fprobe", old.Fprobe, cur.Fprobe, false, true},
+		{"BTFArgs", old.BTFArgs, cur.BTFArgs, false, true},
+		{"SanitizeStar", old.SanitizeStar, cur.SanitizeStar, false, true},
+		{"DentryArgs", old.DentryArgs, cur.DentryArgs, false, true},
+		{"Symstr", old.Symstr, cur.Symstr, true, true},
+	}
+	for _, r := range rows {
+		if r.got61 != r.want61 || r.got612 != r.want612 {
+			t.Errorf("%s: 6.1=%v 6.12=%v, want %v %v", r.what, r.got61, r.got612, r.want61, r.want612)
+		}
 	}
 	// Message spellings seen in the pinned kernels' error_log.
 	msgs := []struct {
