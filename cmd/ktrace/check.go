@@ -50,11 +50,13 @@ kprobe_events, others to dynamic_events (override with --file).
 Text output: the readback line(s) of an accepted line; for a rejected one
 the error_log entry (message, command, caret). JSON output: one object per
 line with line, file, ok, errno, error, readback, formats and notes.
-Exits 1 if any line is rejected.`,
+Exits 1 if any line is rejected. Put -- before lines that start with '-'
+(removals), or they are taken for flags.`,
 		Example: `  ktrace check 'p:myev do_sys_openat2 $arg1'
   ktrace check 'p:bad vfs_read +0(%di'
   ktrace --kernel ../shared/kernels/6.1 check -f probes.txt --output json
-  echo 'f:ev vfs_read%return $retval' | ktrace check -f -`,
+  echo 'f:ev vfs_read%return $retval' | ktrace check -f -
+  ktrace check -- '-:myev'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if fromFile == "" && len(args) == 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("check needs LINE arguments or -f FILE (see 'ktrace check --help')")}
