@@ -34,6 +34,7 @@ type Stats struct {
 	Wall   time.Duration // whole Run: initramfs, qemu start to exit
 	Boot   time.Duration // guest uptime when /init started (kernel boot)
 	Script time.Duration // guest uptime spent in the script
+	PID    int           // the qemu process's id (gone when Run returns)
 	// Warnings are the console lines in which the guest kernel reported
 	// trouble (WARNING, BUG, Oops, ...) even though the script finished:
 	// a probe definition that upsets the kernel is worth knowing about.
@@ -161,6 +162,9 @@ func Run(ctx context.Context, k Kernel, g Guest) ([]byte, error) {
 	out, _ := os.ReadFile(outPath)
 	if g.Stats != nil {
 		g.Stats.Wall = time.Since(start)
+		if cmd.Process != nil {
+			g.Stats.PID = cmd.Process.Pid
+		}
 		g.Stats.Boot, g.Stats.Script = uptimes(console, marker)
 		g.Stats.Warnings = kernelWarnings(console)
 	}

@@ -3,6 +3,8 @@ package vmtest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -62,13 +64,20 @@ func TestRunReportsHang(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := Run(ctx, k, Guest{Script: "echo hanging; sleep 600"})
+	var st Stats
+	_, err := Run(ctx, k, Guest{Script: "echo hanging; sleep 600", Stats: &st})
 	var ge *GuestError
 	if !errors.As(err, &ge) || ge.Reason != "timeout" || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run error = %v, want a timeout GuestError", err)
 	}
 	if d := time.Since(start); d > 22*time.Second {
 		t.Errorf("Run returned %v after the deadline", d-12*time.Second)
+	}
+	if st.PID == 0 {
+		t.Fatal("no qemu pid recorded")
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", st.PID)); err == nil {
+		t.Errorf("qemu (pid %d) still running after Run returned", st.PID)
 	}
 }
 
