@@ -126,10 +126,20 @@ func TestEventIDs(t *testing.T) {
 	if ids[0] != 1554 || ids[1] != 1555 || ids[2] != 1556 {
 		t.Errorf("ids %v", ids)
 	}
+	// As seen on 6.12: the freed ID is reused, lowest gap first.
 	r.Exec(KprobeEvents, "-:a")
 	r.Exec(KprobeEvents, "p:d vfs_read")
 	if id := r.Event("kprobes", "d").ID; id != 1554 {
 		t.Errorf("reused id %d, want 1554", id)
+	}
+	r.Exec(KprobeEvents, "-:c")
+	r.Exec(KprobeEvents, "p:e vfs_read")
+	r.Exec(KprobeEvents, "p:f vfs_read")
+	if e, f := r.Event("kprobes", "e").ID, r.Event("kprobes", "f").ID; e != 1556 || f != 1557 {
+		t.Errorf("ids e=%d f=%d, want 1556 1557", e, f)
+	}
+	if id := newRegistry(t, "6.1"); id.firstID != 1392 {
+		t.Errorf("6.1 first id %d, want 1392", id.firstID)
 	}
 }
 
