@@ -189,7 +189,16 @@ var vmPlaces = []struct {
 	{"ve_instr_len+81", false, "-", "FAIL_REG_PROBE/EINVAL"},             // BUG ud2
 	{"perf_get_hw_event_config+45", false, "-", "BAD_INSN_BNDRY/EILSEQ"}, // int3
 	{"x86_pmu_aux_output_match+35", false, "-", "BAD_INSN_BNDRY/EILSEQ"}, // int3
-	{"0x1234", false, "ok", "ok"},                                        // no symbol: deferred
+	{"__switch_to", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"__switch_to", true, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"__schedule", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	{"schedule", true, "ok", "ok"},
+	{"do_exit", true, "ok", "ok"},
+	{"kthread", true, "ok", "ok"},
+	{"0xffffffffa0000000", true, "ok", "ok"},
+	{"0xffffffff81000000", true, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
+	// Addresses no symbol covers are deferred (accepted, not armed).
+	{"0x1234", false, "ok", "ok"},
 	{"0x1234", true, "ok", "ok"},
 	{"0", false, "FAIL_REG_PROBE/EINVAL", "FAIL_REG_PROBE/EINVAL"},
 	{"0xffffffffff600000", false, "ok", "ok"},
