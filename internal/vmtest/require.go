@@ -23,9 +23,13 @@ func Available() (ok bool, why string) {
 
 // Require skips the test when VM tests cannot run here, saying how to
 // enable them; with CI=true in the environment it fails the test instead,
-// so that a CI machine can never silently skip them.
+// so that a CI machine can never silently skip them. VM tests are also
+// skipped under go test -short (they boot kernels for seconds to minutes).
 func Require(t testing.TB) {
 	t.Helper()
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("VM test skipped in -short mode")
+	}
 	ok, why := Available()
 	if ok {
 		return
