@@ -36,8 +36,9 @@ func (c *lineCtx) fail(ge *grammar.Error) createResult {
 	if errno == 0 {
 		errno = syscall.EINVAL
 	}
-	e := c.entry(ge)
-	return createResult{err: &WriteError{Errno: errno, Log: e, Logs: []LogEntry{*e}}}
+	we := &WriteError{Errno: errno, Logs: []LogEntry{*c.entry(ge)}}
+	we.Log = &we.Logs[0]
+	return createResult{err: we}
 }
 
 // failErrno is a logged failure with an explicit errno.
