@@ -22,8 +22,8 @@ import (
 // would (for instance the bytes after a "ret" that replaced a 5-byte
 // return-thunk jump).
 //
-// checked is false when the model has no image, addr is not in an
-// executable section or is not covered by a kallsyms symbol, or the
+// checked is false when the model has neither image nor text table, addr
+// is not in an executable section or is not covered by a kallsyms symbol, or the
 // decoder cannot decode an instruction on the way (the kernel's decoder
 // knows a few instructions golang.org/x/arch does not); callers should then
 // accept the address, as ktrace cannot disprove it.

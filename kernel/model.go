@@ -9,6 +9,14 @@
 // (Embedded). Symbol lookups are map based and loading BTF or the kernel
 // image is deferred until first use, so validating probe lines against a
 // model stays cheap.
+//
+// On top of the raw tables the model predicts what registering a probe
+// does (CheckProbeAddress, KprobeOnFuncEntry, ResolveKprobe, CheckFprobe):
+// the notrace, blacklist, patch-site and instruction-boundary rules of the
+// kernel, with the error_log code and errno each failure produces, as
+// verified on the pinned 6.1 and 6.12 kernels. The instruction-level rules
+// need the kernel text: a snapshot's vmlinuz, or for the embedded snapshot
+// a table computed from it at generation time (TextTable).
 package kernel
 
 import (
@@ -55,7 +63,7 @@ type Model struct {
 
 	syms    []Symbol           // kallsyms order
 	byName  map[string][]int32 // name -> indices into syms
-	text    []int32            // indices of vmlinux symbols sorted by address, first alias per address
+	addrIdx []int32            // vmlinux symbols (any type) sorted by address, first alias per address
 	modules map[string]bool
 
 	blacklist []addrRange // sorted by start
@@ -156,11 +164,11 @@ func (m *Model) ModuleLoaded(mod string) bool { return m.modules[mod] }
 // address, as kallsyms_lookup picks), provided it is a text symbol and addr
 // lies within its size.
 func (m *Model) FuncAt(addr uint64) (Symbol, bool) {
-	i := sort.Search(len(m.text), func(i int) bool { return m.syms[m.text[i]].Addr > addr })
+	i := sort.Search(len(m.addrIdx), func(i int) bool { return m.syms[m.addrIdx[i]].Addr > addr })
 	if i == 0 {
 		return Symbol{}, false
 	}
-	s := m.syms[m.text[i-1]]
+	s := m.syms[m.addrIdx[i-1]]
 	if !s.IsText() || addr-s.Addr >= s.Size {
 		return Symbol{}, false
 	}
@@ -170,11 +178,11 @@ func (m *Model) FuncAt(addr uint64) (Symbol, bool) {
 // SymbolAt returns the vmlinux symbol of any type that covers addr, the way
 // kallsyms_lookup resolves an address for "%pS".
 func (m *Model) SymbolAt(addr uint64) (Symbol, bool) {
-	i := sort.Search(len(m.text), func(i int) bool { return m.syms[m.text[i]].Addr > addr })
+	i := sort.Search(len(m.addrIdx), func(i int) bool { return m.syms[m.addrIdx[i]].Addr > addr })
 	if i == 0 {
 		return Symbol{}, false
 	}
-	s := m.syms[m.text[i-1]]
+	s := m.syms[m.addrIdx[i-1]]
 	if s.Size != 0 && addr-s.Addr >= s.Size {
 		return Symbol{}, false
 	}

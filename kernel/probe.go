@@ -116,9 +116,9 @@ func (m *Model) lookupSizeOffset(addr uint64) (Symbol, bool) {
 		inKernel = addr >= b.stext && addr < b.etext
 	}
 	if inKernel {
-		i := sort.Search(len(m.text), func(i int) bool { return m.syms[m.text[i]].Addr > addr })
+		i := sort.Search(len(m.addrIdx), func(i int) bool { return m.syms[m.addrIdx[i]].Addr > addr })
 		if i > 0 {
-			return m.syms[m.text[i-1]], true
+			return m.syms[m.addrIdx[i-1]], true
 		}
 		return Symbol{}, false
 	}

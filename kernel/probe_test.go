@@ -370,7 +370,7 @@ func TestTextTableMatchesImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for i, idx := range img.text {
+	for i, idx := range img.addrIdx {
 		s := img.syms[idx]
 		if i%50 != 0 || !s.IsText() {
 			continue

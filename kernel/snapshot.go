@@ -237,7 +237,7 @@ func (m *Model) sizeSymbols() {
 				}
 				text = append(text, s)
 			}
-			m.text = text
+			m.addrIdx = text
 		}
 	}
 }
