@@ -154,7 +154,8 @@ func newAddCmd(g *globals) *cobra.Command {
 		Long: `add writes each LINE to the session's dynamic_events, in order. Like
 register_kprobes, it is all or nothing: if one line is rejected its
 error_log entry is printed and no line is added. On success the readback
-of the new probes is printed. --syntax defaults to latest here.`,
+of the new probes is printed (JSON: {"added": [lines]}). --syntax defaults
+to latest here. Put -- before lines that start with '-'.`,
 		Example: `  ktrace add 'p:myev do_sys_openat2 dfd=%di:s32 path=+0(%si):string'
   ktrace add 'r:myret vfs_read $retval' 'f:fe vfs_write $arg*'
   ktrace --session ./probes.session add 'p:ev vfs_read'`,
@@ -180,10 +181,15 @@ of the new probes is printed. --syntax defaults to latest here.`,
 				return err
 			}
 			all := splitLines(s.w.reg.Readback(events.DynamicEvents))
+			added := []string{}
 			if before <= len(all) {
-				for _, l := range all[before:] {
-					fmt.Fprintln(cmd.OutOrStdout(), l)
-				}
+				added = all[before:]
+			}
+			if g.output == "json" {
+				return writeJSON(cmd.OutOrStdout(), map[string][]string{"added": added})
+			}
+			for _, l := range added {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
 			}
 			return nil
 		},
