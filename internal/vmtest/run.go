@@ -152,11 +152,10 @@ func Run(ctx context.Context, k Kernel, g Guest) ([]byte, error) {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	cmd.WaitDelay = 5 * time.Second
+	// qemu starts no children, so once Run has reaped it nothing is left;
+	// the group kill in Cancel happens before reaping, while the pid is
+	// still ours.
 	runErr := cmd.Run()
-	if cmd.Process != nil {
-		// Nothing of the group may outlive Run, even after a normal exit.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 
 	console, _ := os.ReadFile(consolePath)
 	out, _ := os.ReadFile(outPath)
