@@ -46,8 +46,8 @@ func (m *Model) loadBTF() {
 }
 
 // FuncProto returns the BTF function named name and its prototype, as the
-// kernel's BTF argument support looks it up (the first BTF_KIND_FUNC of that
-// name).
+// kernel's BTF argument support looks it up (the BTF_KIND_FUNC of that name
+// with the lowest type ID).
 func (m *Model) FuncProto(name string) (*btf.Func, *btf.FuncProto, error) {
 	spec := m.BTF()
 	if spec == nil {
@@ -57,16 +57,29 @@ func (m *Model) FuncProto(name string) (*btf.Func, *btf.FuncProto, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("BTF function %q: %w", name, err)
 	}
+	// The kernel scans type IDs in order and takes the first FUNC; static
+	// functions of the same name in different files can each have one.
+	var best *btf.Func
+	var bestID btf.TypeID
 	for _, t := range types {
 		fn, ok := t.(*btf.Func)
 		if !ok {
 			continue
 		}
-		proto, ok := fn.Type.(*btf.FuncProto)
-		if !ok {
-			return nil, nil, fmt.Errorf("BTF function %q: type %v is not a prototype", name, fn.Type)
+		id, err := spec.TypeID(fn)
+		if err != nil {
+			continue
 		}
-		return fn, proto, nil
+		if best == nil || id < bestID {
+			best, bestID = fn, id
+		}
 	}
-	return nil, nil, fmt.Errorf("BTF function %q: %w", name, btf.ErrNotFound)
+	if best == nil {
+		return nil, nil, fmt.Errorf("BTF function %q: %w", name, btf.ErrNotFound)
+	}
+	proto, ok := best.Type.(*btf.FuncProto)
+	if !ok {
+		return nil, nil, fmt.Errorf("BTF function %q: type %v is not a prototype", name, best.Type)
+	}
+	return best, proto, nil
 }
