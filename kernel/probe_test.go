@@ -428,3 +428,27 @@ func BenchmarkCheckProbeAddress(b *testing.B) {
 		m.CheckProbeAddress(vr+uint64(i%20), i%2 == 0)
 	}
 }
+
+// TestConcurrentUse exercises the lazily loaded parts from several
+// goroutines (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	m, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vr, _ := m.LookupName("vfs_read")
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := uint64(0); i < 50; i++ {
+				m.CheckProbeAddress(vr+i, i%2 == 0)
+				m.FtraceMatch("vfs_rea*")
+				m.Symbols("", "vfs_read")
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+}

@@ -54,11 +54,15 @@ func run(src, out string) error {
 	if err != nil {
 		return err
 	}
-	table, err := m.TextTable()
-	if err != nil {
-		return fmt.Errorf("text table: %w", err)
+	if m.HasImage() {
+		table, err := m.TextTable()
+		if err != nil {
+			return fmt.Errorf("text table: %w", err)
+		}
+		members = append(members, blob.Member{Name: kernel.FileTextTable, Data: table})
+	} else {
+		fmt.Fprintf(os.Stderr, "gen: %s has no vmlinuz; the blob gets no text table\n", src)
 	}
-	members = append(members, blob.Member{Name: kernel.FileTextTable, Data: table})
 	data, err := blob.Encode(members)
 	if err != nil {
 		return err
