@@ -108,7 +108,6 @@ func (p *parser) parseArg(text string, index int) (*Arg, syscall.Errno) {
 		p.offset = 0
 	}
 	if !isGoodName(name) {
-		p.offset = 0
 		p.log(0, grammar.ErrBadArgName)
 		return nil, syscall.EINVAL
 	}
