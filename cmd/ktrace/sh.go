@@ -15,6 +15,7 @@ import (
 
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -48,7 +49,9 @@ cat, ls, grep, head, tail and wc are built in for emulated paths; other
 paths and commands reach the real system (external commands run in an empty
 temporary directory and may not name tracefs paths, so they can never touch
 the host's real tracefs). ktrace prints nothing of its own on stdout and one
-line on stderr naming the backend. The exit status is the script's.`,
+line on stderr naming the backend. The exit status is the script's.
+Without SCRIPT or -c, commands are read from stdin; on a terminal, line by
+line with a "$ " prompt on stderr.`,
 		Example: `  ktrace sh -c 'echo "p:myev do_sys_openat2 \$arg1" >> kprobe_events; cat kprobe_events'
   ktrace sh -c 'echo "p:bad vfs_read %zz" >> kprobe_events || cat error_log'
   ktrace --kernel ../shared/kernels/6.1 sh probes-test.sh`,
@@ -71,6 +74,21 @@ line on stderr naming the backend. The exit status is the script's.`,
 				defer f.Close()
 				src, name, params = f, args[0], args[1:]
 			default:
+				if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+					e, err := g.loadEnv("kernel")
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(cmd.ErrOrStderr(), backendNote)
+					status, err := runInteractive(cmd.Context(), e.newWorld().fs, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+					if err != nil {
+						return failf(exitRejected, "sh: %w", err)
+					}
+					if status != 0 {
+						return &exitError{code: status, quiet: true}
+					}
+					return nil
+				}
 				src = cmd.InOrStdin()
 			}
 			file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(src, name)
@@ -103,16 +121,14 @@ type shell struct {
 	scratch string // empty directory external commands run in
 }
 
-// runShell runs file and returns its exit status.
-func runShell(ctx context.Context, fsys *tracefs.FS, file *syntax.File, params []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
+// newShell prepares an interpreter over fsys. cleanup removes its scratch
+// directory.
+func newShell(fsys *tracefs.FS, params []string, stdin io.Reader, stdout, stderr io.Writer) (r *interp.Runner, cleanup func(), err error) {
 	scratch, err := os.MkdirTemp("", "ktrace-sh-")
 	if err != nil {
-		return 0, fmt.Errorf("scratch directory: %w", err)
+		return nil, nil, fmt.Errorf("scratch directory: %w", err)
 	}
-	defer os.RemoveAll(scratch)
+	cleanup = func() { os.RemoveAll(scratch) }
 	s := &shell{fs: fsys, scratch: scratch}
 	opts := []interp.RunnerOption{
 		interp.StdIO(stdin, stdout, stderr),
@@ -128,14 +144,19 @@ func runShell(ctx context.Context, fsys *tracefs.FS, file *syntax.File, params [
 	if len(params) > 0 {
 		opts = append(opts, interp.Params(append([]string{"--"}, params...)...))
 	}
-	r, err := interp.New(opts...)
+	r, err = interp.New(opts...)
 	if err != nil {
-		return 0, fmt.Errorf("shell: %w", err)
+		cleanup()
+		return nil, nil, fmt.Errorf("shell: %w", err)
 	}
 	// The start directory is the emulated mount, which need not exist on
 	// the host; Dir() would stat it, so set it after construction.
 	r.Dir = tracefsMount
-	err = r.Run(ctx, file)
+	return r, cleanup, nil
+}
+
+// exitStatus turns a Run error into a status; other errors stay errors.
+func exitStatus(err error) (int, error) {
 	if err == nil {
 		return 0, nil
 	}
@@ -143,6 +164,60 @@ func runShell(ctx context.Context, fsys *tracefs.FS, file *syntax.File, params [
 		return int(st), nil
 	}
 	return 0, err
+}
+
+// runShell runs file and returns its exit status.
+func runShell(ctx context.Context, fsys *tracefs.FS, file *syntax.File, params []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	r, cleanup, err := newShell(fsys, params, stdin, stdout, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	return exitStatus(r.Run(ctx, file))
+}
+
+// runInteractive reads commands from a terminal, prompting on stderr
+// ("$ ", "> " for continuation lines), until EOF or exit.
+func runInteractive(ctx context.Context, fsys *tracefs.FS, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	r, cleanup, err := newShell(fsys, nil, stdin, stdout, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	status := 0
+	fmt.Fprint(stderr, "$ ")
+	for stmts, perr := range parser.InteractiveSeq(stdin) {
+		if perr != nil {
+			fmt.Fprintf(stderr, "sh: %v\n", perr)
+			status = exitUsage
+			fmt.Fprint(stderr, "$ ")
+			continue
+		}
+		if parser.Incomplete() {
+			fmt.Fprint(stderr, "> ")
+			continue
+		}
+		for _, st := range stmts {
+			st, err := exitStatus(r.Run(ctx, st))
+			if err != nil {
+				return 0, err
+			}
+			status = st
+			if r.Exited() {
+				return status, nil
+			}
+		}
+		fmt.Fprint(stderr, "$ ")
+	}
+	fmt.Fprintln(stderr)
+	return status, nil
 }
 
 // emulated maps an absolute path to a tracefs path; ok is false for paths
