@@ -498,3 +498,15 @@ func TestBlacklistOverlap(t *testing.T) {
 		t.Error("backwards range accepted")
 	}
 }
+
+// TestSymbolSizeVM compares sizes with the "sym+0xoff/0xsize" the pinned
+// kernels printed in trace for a kprobe on do_sys_openat2 (tools/vmsh,
+// 2026-11-29): 0x170 on 6.1, 0xe0 on 6.12.
+func TestSymbolSizeVM(t *testing.T) {
+	for release, want := range map[string]uint64{"6.1": 0x170, "6.12": 0xe0} {
+		s := snapshot(t, release).Symbols("", "do_sys_openat2")
+		if len(s) != 1 || s[0].Size != want {
+			t.Errorf("%s: do_sys_openat2 = %+v, want size %#x", release, s, want)
+		}
+	}
+}
