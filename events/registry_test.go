@@ -175,6 +175,38 @@ func TestWrite(t *testing.T) {
 			t.Errorf("%.40q: readback %q, want %q", tt.data, got, tt.readback)
 		}
 	}
+	// Long lines written with one write(2) (busybox dd on both kernels):
+	// a line fits when it and its newline fit in the 4095-byte chunk, or
+	// when it is the unterminated end of the data.
+	long := func(name string, total int) string {
+		base := "p:" + name + " vfs_read #"
+		return base + strings.Repeat("x", total-len(base))
+	}
+	limits := []struct {
+		data     string
+		errno    syscall.Errno
+		readback string
+	}{
+		{long("a", 4094) + "\np:b vfs_write\n", 0, "p:kprobes/a vfs_read\np:kprobes/b vfs_write\n"},
+		{long("a", 4095) + "\np:b vfs_write\n", syscall.EINVAL, ""},
+		{long("a", 4095), 0, "p:kprobes/a vfs_read\n"},
+		{long("a", 4096), syscall.EINVAL, ""},
+		{long("a", 3000) + "\n" + long("b", 2000) + "\n" + long("c", 3500) + "\n", 0,
+			"p:kprobes/a vfs_read\np:kprobes/b vfs_read\np:kprobes/c vfs_read\n"},
+		{"p:a vfs_read\n" + long("b", 4094) + "\n", 0, "p:kprobes/a vfs_read\np:kprobes/b vfs_read\n"},
+		{"p:a vfs_read\n" + long("b", 4095) + "\n", syscall.EINVAL, "p:kprobes/a vfs_read\n"},
+	}
+	for i, tt := range limits {
+		r := newRegistry(t, "6.1")
+		_, err := r.Write(KprobeEvents, []byte(tt.data))
+		if (tt.errno == 0) != (err == nil) || (tt.errno != 0 && !errors.Is(err, tt.errno)) {
+			t.Errorf("limit case %d: err %v, want %v", i, err, tt.errno)
+		}
+		if got := r.Readback(KprobeEvents); got != tt.readback {
+			t.Errorf("limit case %d: readback %q, want %q", i, got, tt.readback)
+		}
+	}
+
 	// dynamic_events: '!' removes too; "-p:a" and "-x:a" are malformed.
 	r := newRegistry(t, "6.12")
 	r.Exec(DynamicEvents, "p:a vfs_read")
