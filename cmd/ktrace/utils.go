@@ -170,7 +170,7 @@ func utilLs(u *utilCtx, args []string) int {
 	st := 0
 	show := func(name string, fi fs.FileInfo) {
 		if long {
-			fmt.Fprintf(u.out, "%s    1 0        0                0 %s %s\n", fi.Mode().String(), fi.ModTime().Format("Jan  2 15:04"), name)
+			fmt.Fprintf(u.out, "%s    1 0        0                0 %s %s\n", fi.Mode().String(), fi.ModTime().Format("Jan _2 15:04"), name)
 			return
 		}
 		fmt.Fprintln(u.out, name)
@@ -197,6 +197,10 @@ func utilLs(u *utilCtx, args []string) int {
 				fmt.Fprintln(u.out)
 			}
 			fmt.Fprintf(u.out, "%s:\n", n)
+		}
+		if long {
+			// tracefs files all have size 0.
+			fmt.Fprintln(u.out, "total 0")
 		}
 		for _, d := range des {
 			if !all && strings.HasPrefix(d.Name(), ".") {
