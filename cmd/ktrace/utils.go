@@ -54,13 +54,13 @@ func (u *utilCtx) open(name string) (io.ReadCloser, error) {
 	if rel, ok := emulated(abs); ok {
 		h, err := u.s.fs.Open(rel, os.O_RDONLY)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s", name, strerror(errnoOf(err)))
+			return nil, fmt.Errorf("%s: %w", name, cErrno{errnoOf(err)})
 		}
 		return h, nil
 	}
 	f, err := os.Open(abs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strerror(errnoOf(err)))
+		return nil, fmt.Errorf("%s: %w", name, cErrno{errnoOf(err)})
 	}
 	return f, nil
 }
@@ -116,7 +116,12 @@ func (u *utilCtx) eachInput(names []string, fn func(name string, r io.Reader)) i
 	for _, n := range names {
 		r, err := u.open(n)
 		if err != nil {
-			u.errorf("%v", err)
+			// busybox: "grep: NAME: msg", the others "can't open 'NAME': msg".
+			if u.name == "grep" {
+				u.errorf("%v", err)
+			} else {
+				u.errorf("can't open '%s': %s", n, strerror(errnoOf(err)))
+			}
 			st = 1
 			continue
 		}
