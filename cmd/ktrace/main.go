@@ -131,6 +131,7 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 		newEnableCmd(g, true),
 		newEnableCmd(g, false),
 		newShCmd(g),
+		newMountCmd(g),
 		newKernelCmd(g),
 	)
 	return root

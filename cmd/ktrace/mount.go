@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/fusefs"
+	"github.com/spf13/cobra"
+)
+
+func newMountCmd(g *globals) *cobra.Command {
+	var allowOther, debug bool
+	cmd := &cobra.Command{
+		Use:   "mount DIR",
+		Short: "Mount the emulated tracefs on DIR with FUSE",
+		Long: `mount serves the tree 'ktrace sh' shows (kprobe_events, dynamic_events,
+error_log, events/, kprobe_profile, README, trace, trace_pipe, ...) as a real
+filesystem on DIR, so any program can use it as it would /sys/kernel/tracing:
+'echo LINE >> DIR/kprobe_events' is checked exactly as the kernel would, a
+rejected line fails that write(2) (EINVAL, ...) and adds its error_log entry,
+'>' (O_TRUNC) clears the file's events (EBUSY while one is enabled), '-:EV'
+removes one.
+
+ktrace mount runs in the foreground until SIGINT or SIGTERM, then disables
+and removes every event and unmounts DIR. A mount left behind by a killed
+ktrace (every access fails with "Transport endpoint is not connected") is
+cleared by the next 'ktrace mount DIR'.
+
+Only the invoking user can use the mount and every file is owner-only;
+--allow-other lets every user in (FUSE allow_other: root, or
+user_allow_other in /etc/fuse.conf) with the owner's permission bits.
+
+There is no probe backend: events are emulated, hits stay 0, trace shows
+its header only and reads of trace_pipe end at once instead of blocking.`,
+		Example: `  mkdir -p /tmp/tracing && ktrace mount /tmp/tracing &
+  echo 'p:myev do_sys_openat2 $arg1' >> /tmp/tracing/kprobe_events
+  cat /tmp/tracing/events/kprobes/myev/format`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			e, err := g.loadEnv("kernel")
+			if err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			if stale, err := fusefs.ClearStale(dir); err != nil {
+				return failf(exitRejected, "mount: %w", err)
+			} else if stale {
+				fmt.Fprintf(stderr, "ktrace: cleared a dead mount on %s\n", dir)
+			}
+			w := e.newWorld()
+			// Catch the signals before mounting so none is lost in between.
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			srv, err := fusefs.Mount(dir, w.fs, fusefs.Options{AllowOther: allowOther, Debug: debug})
+			if err != nil {
+				code := exitRejected
+				if errors.Is(err, syscall.EPERM) || errors.Is(err, os.ErrPermission) {
+					code = exitNoAccess
+				}
+				return failf(code, "mount: %w", err)
+			}
+			fmt.Fprintln(stderr, backendNote)
+			fmt.Fprintf(stderr, "ktrace: tracefs (%s) mounted on %s; SIGINT or SIGTERM unmounts\n", e.dialect.Name, dir)
+			done := make(chan struct{})
+			go func() { srv.Wait(); close(done) }()
+			select {
+			case <-sigs:
+			case <-done:
+				// Unmounted from outside (umount, fusermount -u).
+			}
+			detachAll(w)
+			if err := srv.Unmount(); err != nil {
+				return failf(exitRejected, "mount: %w", err)
+			}
+			<-done
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&allowOther, "allow-other", false, "let every user use the mount, with the owner's permissions")
+	cmd.Flags().BoolVar(&debug, "debug", false, "log every FUSE request on stderr")
+	return cmd
+}
+
+// detachAll disables and removes every event, so that nothing the mount
+// created outlives it.
+func detachAll(w *world) {
+	for _, ev := range w.reg.Events() {
+		if ev.Enabled {
+			w.reg.SetEnabled(ev, false)
+		}
+	}
+	// dynamic_events' scope is every dynamic event.
+	w.reg.Truncate(events.DynamicEvents)
+}

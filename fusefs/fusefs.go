@@ -1,0 +1,423 @@
+// Package fusefs serves a ktrace tracefs (package tracefs) as a real
+// filesystem over FUSE, so that any program (bash, dash, busybox, Python,
+// existing ftrace scripts) can drive the emulated kprobe tracer with plain
+// open/read/write calls, as it would /sys/kernel/tracing.
+//
+// One write(2) to a control file reaches tracefs as one write, so a rejected
+// probe definition fails that write with the kernel's errno and adds its
+// error_log entry. Files are served with FOPEN_DIRECT_IO (tracefs files report
+// size 0 and change under the reader, so the page cache must stay out of the
+// way) and every entry and attribute expires at once, so the events/ tree
+// follows the registry.
+//
+// Two FUSE details shape the write path:
+//
+//   - Linux's FUSE client does not pass O_TRUNC to the server unless the
+//     server asks for atomic O_TRUNC, which go-fuse does not; an O_TRUNC open
+//     arrives as OPEN followed by SETATTR(size=0). The SETATTR runs the
+//     truncation (clear kprobe_events or dynamic_events, EBUSY when an event
+//     in scope is enabled; clear error_log), and its error is what open(2)
+//     returns. A plain truncate(2) of a control file takes the same path and
+//     so also clears it, where the kernel would leave the events alone.
+//   - A write(2) larger than the FUSE request limit (MaxWrite, 128 KiB, less
+//     when the user buffer is not page aligned) reaches the server as several
+//     requests. The kernel's trace_parse_run_command runs each write(2) on its
+//     own and executes a trailing line without a newline as a complete line.
+//     fusefs cannot see write(2) boundaries, so a request at least
+//     MaxWrite-PageSize bytes long that does not end in a newline is taken to
+//     be a piece of a larger write: its unfinished last line is held back and
+//     prepended to the next request on that handle, or executed when the
+//     handle is flushed (close(2) then reports its error). Smaller requests
+//     are exactly one write(2) each and are executed as the kernel would.
+//
+// Without a probe backend tracefs never records events: trace_pipe reads end
+// at once (end of file), where the kernel would block until an event comes.
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/ktrace-dev/ktrace/tracefs"
+)
+
+// MaxWrite is the largest FUSE write request the mount accepts: the Linux
+// default of 32 pages.
+const MaxWrite = 128 << 10
+
+// pageSize bounds how much smaller than MaxWrite a piece of a split write(2)
+// can be (the user buffer's offset in its first page).
+const pageSize = 4096
+
+// splitMin is the smallest request that may be a piece of a larger write(2).
+const splitMin = MaxWrite - pageSize
+
+// Options configures a mount.
+type Options struct {
+	// AllowOther lets users other than the owner use the mount (the FUSE
+	// allow_other option, which needs root or user_allow_other in
+	// /etc/fuse.conf) and gives group and others the owner's permission
+	// bits. Without it only the owner can reach the files and every mode
+	// has its group and other bits cleared.
+	AllowOther bool
+	// UID and GID own every file; both zero means the calling process's
+	// effective ids.
+	UID, GID uint32
+	// FsName is the source shown in /proc/mounts; default "ktrace".
+	FsName string
+	// Debug logs every FUSE request on stderr.
+	Debug bool
+}
+
+// Server is a mounted tracefs.
+type Server struct {
+	dir  string
+	srv  *fuse.Server
+	once sync.Once
+	err  error
+}
+
+// Mount mounts fsys on dir and starts serving it. The mount is ready when
+// Mount returns. Call Unmount to end it; Wait blocks until it ends.
+func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
+	if fsys == nil {
+		return nil, errors.New("fusefs: nil tracefs")
+	}
+	if opts.UID == 0 && opts.GID == 0 {
+		opts.UID, opts.GID = uint32(os.Geteuid()), uint32(os.Getegid())
+	}
+	if opts.FsName == "" {
+		opts.FsName = "ktrace"
+	}
+	root := &node{t: &tree{fs: fsys, opts: opts, inos: map[string]uint64{"/": 1}, next: 2}, path: "/"}
+	zero := time.Duration(0)
+	fo := &gofs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther: opts.AllowOther,
+			// The kernel checks the modes (group and other bits included).
+			Options:       []string{"default_permissions"},
+			FsName:        opts.FsName,
+			Name:          "ktrace",
+			MaxWrite:      MaxWrite,
+			DirectMount:   true,
+			Debug:         opts.Debug,
+			DisableXAttrs: true,
+		},
+		EntryTimeout:    &zero,
+		AttrTimeout:     &zero,
+		NegativeTimeout: &zero,
+		UID:             opts.UID,
+		GID:             opts.GID,
+	}
+	srv, err := gofs.Mount(dir, root, fo)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
+	}
+	return &Server{dir: dir, srv: srv}, nil
+}
+
+// Dir is the mount point.
+func (s *Server) Dir() string { return s.dir }
+
+// Wait blocks until the filesystem is unmounted (by Unmount, umount(8) or
+// fusermount -u).
+func (s *Server) Wait() { s.srv.Wait() }
+
+// Unmount unmounts the filesystem. When it is busy (a process has its
+// working directory or an open file in it) it retries for a second, then
+// detaches it lazily: the mount disappears from the namespace at once and
+// the kernel drops it when its last user goes.
+func (s *Server) Unmount() error {
+	s.once.Do(func() {
+		var err error
+		for i := 0; i < 10; i++ {
+			if err = s.srv.Unmount(); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if derr := syscall.Unmount(s.dir, syscall.MNT_DETACH); derr != nil {
+			s.err = fmt.Errorf("fusefs: unmount %s: %w (lazy unmount: %v)", s.dir, err, derr)
+		}
+	})
+	return s.err
+}
+
+// ClearStale removes a dead FUSE mount from dir: the one a killed server
+// leaves behind, on which every access fails with ENOTCONN ("Transport
+// endpoint is not connected"). It reports whether there was one.
+func ClearStale(dir string) (bool, error) {
+	var st syscall.Stat_t
+	err := syscall.Stat(dir, &st)
+	if !errors.Is(err, syscall.ENOTCONN) {
+		return false, nil
+	}
+	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+		return true, fmt.Errorf("fusefs: clearing the dead mount on %s: %w", dir, err)
+	}
+	return true, nil
+}
+
+// tree is what every node of one mount shares.
+type tree struct {
+	fs   *tracefs.FS
+	opts Options
+
+	mu   sync.Mutex
+	inos map[string]uint64 // stable inode number per path
+	next uint64
+}
+
+// ino returns the inode number of p, allocating one on first sight so that
+// a path keeps its number for the life of the mount.
+func (t *tree) ino(p string) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, ok := t.inos[p]
+	if !ok {
+		n = t.next
+		t.next++
+		t.inos[p] = n
+	}
+	return n
+}
+
+// mode turns a tracefs mode into the mount's: owner-only by default, the
+// owner's bits for everyone with AllowOther.
+func (t *tree) mode(m fs.FileMode) uint32 {
+	perm := uint32(m.Perm())
+	owner := perm & 0o700
+	if t.opts.AllowOther {
+		perm = owner | owner>>3 | owner>>6
+	} else {
+		perm = owner
+	}
+	if m.IsDir() {
+		return syscall.S_IFDIR | perm
+	}
+	return syscall.S_IFREG | perm
+}
+
+// node is one path of the tracefs tree. Nodes hold no state of their own:
+// every operation asks tracefs, so events appearing and disappearing are
+// seen at once.
+type node struct {
+	gofs.Inode
+	t    *tree
+	path string // absolute within the mount, "/" for the root
+}
+
+var (
+	_ gofs.NodeLookuper  = (*node)(nil)
+	_ gofs.NodeReaddirer = (*node)(nil)
+	_ gofs.NodeGetattrer = (*node)(nil)
+	_ gofs.NodeSetattrer = (*node)(nil)
+	_ gofs.NodeOpener    = (*node)(nil)
+	_ gofs.NodeCreater   = (*node)(nil)
+)
+
+// errno extracts the syscall.Errno of a tracefs error; errors without one
+// become EIO.
+func errno(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return syscall.EIO
+}
+
+func (n *node) fill(fi fs.FileInfo, p string, a *fuse.Attr) {
+	a.Ino = n.t.ino(p)
+	a.Mode = n.t.mode(fi.Mode())
+	a.Size = 0
+	a.Nlink = 1
+	if fi.IsDir() {
+		a.Nlink = 2
+	}
+	a.Uid, a.Gid = n.t.opts.UID, n.t.opts.GID
+	a.SetTimes(nil, ptr(fi.ModTime()), ptr(fi.ModTime()))
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p := path.Join(n.path, name)
+	fi, err := n.t.fs.Stat(p)
+	if err != nil {
+		return nil, errno(err)
+	}
+	n.fill(fi, p, &out.Attr)
+	child := &node{t: n.t, path: p}
+	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
+	return n.NewInode(ctx, child, st), 0
+}
+
+func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	ents, err := n.t.fs.ReadDir(n.path)
+	if err != nil {
+		return nil, errno(err)
+	}
+	list := make([]fuse.DirEntry, 0, len(ents))
+	for _, e := range ents {
+		mode := uint32(syscall.S_IFREG)
+		if e.IsDir() {
+			mode = syscall.S_IFDIR
+		}
+		list = append(list, fuse.DirEntry{Name: e.Name(), Mode: mode, Ino: n.t.ino(path.Join(n.path, e.Name()))})
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+func (n *node) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	fi, err := n.t.fs.Stat(n.path)
+	if err != nil {
+		return errno(err)
+	}
+	n.fill(fi, n.path, &out.Attr)
+	return 0
+}
+
+// Setattr carries the truncation of an O_TRUNC open (see the package
+// comment); other attribute changes are accepted and ignored, as tracefs
+// keeps no attributes worth changing.
+func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if sz, ok := in.GetSize(); ok {
+		if sz != 0 {
+			return syscall.EINVAL
+		}
+		h, err := n.t.fs.Open(n.path, os.O_WRONLY|os.O_TRUNC)
+		if err != nil {
+			return errno(err)
+		}
+		h.Close()
+	}
+	return n.Getattr(ctx, f, out)
+}
+
+func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	h, err := n.t.fs.Open(n.path, int(flags))
+	if err != nil {
+		return nil, 0, errno(err)
+	}
+	control := n.path == "/kprobe_events" || n.path == "/dynamic_events"
+	return &handle{f: h, control: control}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// Create answers like tracefs: no file can be created in it.
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	h, err := n.t.fs.Open(path.Join(n.path, name), int(flags)|os.O_CREATE)
+	if err != nil {
+		return nil, nil, 0, errno(err)
+	}
+	// The name exists after all (a race with a new event): refuse rather
+	// than hand out a handle FUSE would treat as a new file.
+	h.Close()
+	return nil, nil, 0, syscall.EEXIST
+}
+
+// handle is one open file.
+type handle struct {
+	mu      sync.Mutex
+	f       *tracefs.File
+	off     int64  // read offset of f
+	control bool   // kprobe_events or dynamic_events
+	pending []byte // unfinished last line of a split write(2)
+}
+
+var (
+	_ gofs.FileReader   = (*handle)(nil)
+	_ gofs.FileWriter   = (*handle)(nil)
+	_ gofs.FileFlusher  = (*handle)(nil)
+	_ gofs.FileReleaser = (*handle)(nil)
+)
+
+func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if off != h.off {
+		if _, err := h.f.Seek(off, io.SeekStart); err != nil {
+			return nil, errno(err)
+		}
+		h.off = off
+	}
+	n := 0
+	for n < len(dest) {
+		m, err := h.f.Read(dest[n:])
+		n += m
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if n > 0 {
+				break
+			}
+			return nil, errno(err)
+		}
+	}
+	h.off += int64(n)
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	buf := data
+	if len(h.pending) > 0 {
+		buf = append(h.pending, data...)
+		h.pending = nil
+	}
+	var hold []byte
+	if h.control && len(data) >= splitMin && data[len(data)-1] != '\n' {
+		cut := 0
+		for i := len(buf) - 1; i >= 0; i-- {
+			if buf[i] == '\n' {
+				cut = i + 1
+				break
+			}
+		}
+		hold = append([]byte(nil), buf[cut:]...)
+		buf = buf[:cut]
+	}
+	if len(buf) > 0 {
+		if _, err := h.f.Write(buf); err != nil {
+			return 0, errno(err)
+		}
+	}
+	h.pending = hold
+	return uint32(len(data)), 0
+}
+
+// Flush runs a held-back line (see the package comment); close(2) returns
+// its error.
+func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.pending) == 0 {
+		return 0
+	}
+	buf := h.pending
+	h.pending = nil
+	_, err := h.f.Write(buf)
+	return errno(err)
+}
+
+func (h *handle) Release(ctx context.Context) syscall.Errno {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.f.Close()
+	return 0
+}
