@@ -23,6 +23,7 @@ type textImage struct {
 	sections []imageSection // sorted by addr
 	delta    uint64
 	reserved []reservedSite // sorted by addr
+	retSites []uint64       // return-thunk jumps, sorted
 }
 
 type imageSection struct {
@@ -87,6 +88,7 @@ func (m *Model) loadImage() (*textImage, error) {
 			}
 		}
 		img.reserved = m.reservedSites(f, img)
+		img.retSites = returnSites(f, img)
 		m.image = img
 	})
 	return m.image, m.imageErr

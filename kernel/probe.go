@@ -250,6 +250,9 @@ func (m *Model) KprobeOnFuncEntry(sym string, offset uint64) syscall.Errno {
 //  6. Copying the instruction: before v6.9 an int3 fails with EINVAL,
 //     FAIL_REG_PROBE (the same place on 6.1, +46 there).
 //
+// Steps 5 and 6 look at the running kernel's text, which differs from the
+// image inside return-thunk jumps: see returnSites.
+//
 // Steps 4 (patch sites) to 6 are skipped when the model has neither a
 // kernel image nor a text table; the probe is then taken as accepted.
 //
@@ -287,13 +290,16 @@ func (m *Model) CheckRegisterKprobe(addr uint64, isReturn bool) (grammar.Code, s
 		return grammar.ErrFailRegProbe, syscall.EINVAL
 	}
 	ok, checked := m.InsnBoundary(site.Addr)
+	int3, exception := m.exceptionAt(site.Addr)
+	if m.runtimeInt3(site.Addr) {
+		ok, checked, int3, exception = true, true, true, true
+	}
 	if !checked {
 		return grammar.ErrNone, 0
 	}
 	if !ok {
 		return grammar.ErrBadInsnBndry, syscall.EILSEQ
 	}
-	int3, exception := m.exceptionAt(site.Addr)
 	if m.refusesExceptionInsns() {
 		if exception {
 			return grammar.ErrBadInsnBndry, syscall.EILSEQ

@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -409,7 +411,7 @@ func TestParseTextTableErrors(t *testing.T) {
 			t.Errorf("parseTextTable(% x) succeeded", in)
 		}
 	}
-	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 0, 1, 0x10, 0, 0, 0}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
+	if tab, err := parseTextTable([]byte{1, 0x10, 8, 0x05, 0, 0, 1, 0x10, 0, 0, 0, 0}); err != nil || len(tab.sections) != 1 || len(tab.endbr) != 1 {
 		t.Errorf("parseTextTable(minimal) = %+v, %v", tab, err)
 	} else if !tab.sections[0].has(0x10) || tab.sections[0].has(0x11) || !tab.sections[0].has(0x12) {
 		t.Errorf("bitmap lookups wrong")
@@ -450,5 +452,45 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	for g := 0; g < 4; g++ {
 		<-done
+	}
+}
+
+// TestVMPlaceCorpus replays testdata/vm-kprobe-places-*.txt, random kprobe
+// places whose outcome was recorded on the pinned kernels, against the
+// snapshot models (and the embedded model for 6.12).
+func TestVMPlaceCorpus(t *testing.T) {
+	for _, release := range []string{"6.1", "6.12"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "vm-kprobe-places-"+release+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		models := map[string]*Model{"snapshot": snapshot(t, release)}
+		if release == "6.12" {
+			emb, err := Embedded()
+			if err != nil {
+				t.Fatal(err)
+			}
+			models["embedded"] = emb
+		}
+		n := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			probe, want, ok := strings.Cut(line, "\t")
+			kind, place, ok2 := strings.Cut(probe, " ")
+			if !ok || !ok2 || (kind != "p" && kind != "r") {
+				t.Fatalf("bad corpus line %q", line)
+			}
+			for name, m := range models {
+				if got := kprobeOutcome(m, place, kind == "r"); got != want {
+					t.Errorf("%s %s: %s: model %s, kernel %s", release, name, probe, got, want)
+				}
+			}
+			n++
+		}
+		if n < 100 {
+			t.Errorf("%s: only %d corpus lines", release, n)
+		}
 	}
 }

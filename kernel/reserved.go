@@ -177,3 +177,58 @@ func (m *Model) exceptionAt(addr uint64) (int3, exception bool) {
 	}
 	return false, false
 }
+
+// returnSites lists the return-thunk jumps of the image (.return_sites:
+// s32 offsets to "jmp __x86_return_thunk", 5 bytes). When the CPU needs no
+// return thunk the kernel rewrites each of them at boot into "ret" and four
+// int3 bytes, so on the running kernel the bytes after the jump's first
+// one are int3 instructions. That is what the pinned kernels do under
+// qemu's "-cpu max": on 6.1 "p dax_flush+32", two bytes into such a jump,
+// fails with EINVAL (an int3 that cannot be copied) where the image alone
+// would say EILSEQ.
+func returnSites(f *elf.File, img *textImage) []uint64 {
+	var out []uint64
+	for _, s := range f.Sections {
+		if s.Name != ".return_sites" {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			return nil
+		}
+		base := s.Addr + img.delta
+		for o := 0; o+4 <= len(b); o += 4 {
+			a := base + uint64(o) + uint64(int64(int32(binary.LittleEndian.Uint32(b[o:]))))
+			if img.sectionOf(a) != ".text" {
+				continue
+			}
+			if code, ok := img.bytesAt(a); ok && len(code) >= 5 && code[0] == 0xe9 {
+				out = append(out, a)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// insideReturnSite reports whether addr is one of the four bytes after the
+// first of a return-thunk jump, an int3 on the running kernel.
+func insideReturnSite(sites []uint64, addr uint64) bool {
+	i := sort.Search(len(sites), func(i int) bool { return sites[i] >= addr })
+	return i > 0 && addr-sites[i-1] < 5
+}
+
+// runtimeInt3 reports whether addr is an int3 created at boot inside a
+// return-thunk jump (see returnSites), from the image or the text table.
+func (m *Model) runtimeInt3(addr uint64) bool {
+	if m.imageOpen != nil {
+		if img, err := m.loadImage(); err == nil {
+			return insideReturnSite(img.retSites, addr)
+		}
+		return false
+	}
+	if t := m.loadTextTable(); t != nil {
+		return insideReturnSite(t.retSites, addr)
+	}
+	return false
+}

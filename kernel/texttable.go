@@ -22,6 +22,7 @@ type textTable struct {
 	reserved    []reservedSite      // patch sites kprobes refuse, sorted
 	int3        map[uint64]struct{} // instruction starts holding int3
 	exception   map[uint64]struct{} // instruction starts holding another exception instruction
+	retSites    []uint64            // return-thunk jumps (see returnSites), sorted
 }
 
 // bitmapSection marks instruction starts: bit i of bits is addr+i.
@@ -39,8 +40,9 @@ func (s *bitmapSection) has(addr uint64) bool {
 // image: for every symbol in an executable section (first alias per
 // address), the instruction starts from its address to the next symbol, as
 // InsnBoundary would decode them, whether it starts with ENDBR64 and
-// whether it has an ftrace call site; the patch sites kprobes refuse; and
-// which instructions are int3 or other exception instructions.
+// whether it has an ftrace call site; the patch sites kprobes refuse;
+// which instructions are int3 or other exception instructions; and the
+// return-thunk jumps.
 // go generate uses it to give the embedded snapshot instruction-level
 // checks without shipping vmlinuz.
 func (m *Model) TextTable() ([]byte, error) {
@@ -115,7 +117,7 @@ func (m *Model) TextTable() ([]byte, error) {
 		out = append(out, r.size, byte(r.kind))
 		prev = r.addr
 	}
-	for _, list := range [][]uint64{endbr, ftrace, int3s, excs} {
+	for _, list := range [][]uint64{endbr, ftrace, int3s, excs, img.retSites} {
 		sort.Slice(list, func(i, j int) bool { return list[i] < list[j] })
 		out = binary.AppendUvarint(out, uint64(len(list)))
 		prev = 0
@@ -183,11 +185,11 @@ func parseTextTable(b []byte) (*textTable, error) {
 		t.reserved = append(t.reserved, reservedSite{addr: prev, size: b[0], kind: siteKind(b[1])})
 		b = b[2:]
 	}
-	for _, dst := range []*map[uint64]struct{}{&t.endbr, &t.ftrace, &t.int3, &t.exception} {
+	for _, dst := range []*map[uint64]struct{}{&t.endbr, &t.ftrace, &t.int3, &t.exception, nil} {
 		if n, err = next(); err != nil || n > uint64(len(b)) {
 			return nil, errTextTable
 		}
-		set := make(map[uint64]struct{}, n)
+		list := make([]uint64, 0, n)
 		prev = 0
 		for i := uint64(0); i < n; i++ {
 			d, err := next()
@@ -195,7 +197,15 @@ func parseTextTable(b []byte) (*textTable, error) {
 				return nil, errTextTable
 			}
 			prev += d
-			set[prev] = struct{}{}
+			list = append(list, prev)
+		}
+		if dst == nil {
+			t.retSites = list
+			continue
+		}
+		set := make(map[uint64]struct{}, n)
+		for _, a := range list {
+			set[a] = struct{}{}
 		}
 		*dst = set
 	}
