@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -279,4 +280,27 @@ func TestFprobeLines(t *testing.T) {
 		{kernels: "6.12", file: D, line: "f jiffies @nosuch", errno: enoent, code: grammar.ErrBadProbeAddr, subsys: fp, pos: 2},
 		{kernels: "6.12", file: D, setup: []string{"t nosuchtp"}, line: "t nosuchtp", errno: eexist, code: grammar.ErrSameProbe, subsys: fp, pos: 0},
 	})
+}
+
+// The registry is safe for concurrent use (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	r := newRegistry(t, "6.12")
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				name := "ev" + string(rune('a'+g))
+				r.Exec(KprobeEvents, "p:"+name+" vfs_read")
+				r.Readback(DynamicEvents)
+				r.Events()
+				r.Exec(KprobeEvents, "-:"+name)
+			}
+		}(g)
+	}
+	wg.Wait()
+	if got := r.Readback(DynamicEvents); got != "" {
+		t.Errorf("readback after concurrent add/remove: %q", got)
+	}
 }
