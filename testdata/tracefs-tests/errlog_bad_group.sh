@@ -1,0 +1,8 @@
+#!/bin/sh
+# description: a group name that is not a C identifier is logged with the caret on the group
+fail() { echo "FAIL: $*" >&2; exit 1; }
+echo > error_log
+if echo 'p:1grp/myev vfs_read' >> kprobe_events 2>/dev/null; then fail "accepted"; fi
+grep -q 'Group name must follow the same rules as C identifiers' error_log || fail "message: $(cat error_log)"
+[ "$(tail -n 1 error_log)" = "             ^" ] || fail "caret: $(tail -n 1 error_log)"
+exit 0
