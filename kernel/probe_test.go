@@ -494,3 +494,26 @@ func TestVMPlaceCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestVMFprobeCorpus replays testdata/vm-fprobes-6.12.txt.
+func TestVMFprobeCorpus(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "vm-fprobes-6.12.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := snapshot(t, "6.12")
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		probe, want, _ := strings.Cut(line, "\t")
+		fn := strings.TrimPrefix(probe, "f ")
+		got := "ok"
+		if code, errno := m.CheckFprobe(fn); errno != 0 {
+			got = outcome(code, errno)
+		}
+		if got != want {
+			t.Errorf("%s: model %s, kernel %s", probe, got, want)
+		}
+	}
+}
