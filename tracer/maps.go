@@ -1,0 +1,102 @@
+package tracer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/ktrace-dev/ktrace/fetchargs"
+)
+
+// Maps are the kernel objects a session's programs share.
+type Maps struct {
+	Ring, Scratch, Counters, EntryDepth, EntryData *ebpf.Map
+}
+
+// DefaultRingSize is the ring buffer size (bytes, a power of two).
+const DefaultRingSize = 8 << 20
+
+// NewMaps creates the maps for plan p with a ring buffer of ringSize
+// bytes (0: DefaultRingSize).
+func NewMaps(p *Plan, ringSize int) (*Maps, error) {
+	if ringSize == 0 {
+		ringSize = DefaultRingSize
+	}
+	for ringSize < 4*p.MaxRecord {
+		ringSize *= 2
+	}
+	cpus, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, fmt.Errorf("tracer: possible CPUs: %w", err)
+	}
+	m := &Maps{}
+	ok := false
+	defer func() {
+		if !ok {
+			m.Close()
+		}
+	}()
+	scratch := p.ScratchSize
+	if scratch < 16 {
+		scratch = 16
+	}
+	specs := []struct {
+		dst  **ebpf.Map
+		spec *ebpf.MapSpec
+	}{
+		{&m.Ring, &ebpf.MapSpec{Name: "ktrace_ring", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)}},
+		{&m.Scratch, &ebpf.MapSpec{Name: "ktrace_scratch", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(scratch), MaxEntries: uint32(cpus)}},
+		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.Array, KeySize: 4, ValueSize: fetchargs.CounterSize, MaxEntries: uint32(max(1, len(p.Probes)))}},
+	}
+	if p.EntryDataSize > 0 {
+		specs = append(specs,
+			struct {
+				dst  **ebpf.Map
+				spec *ebpf.MapSpec
+			}{&m.EntryDepth, &ebpf.MapSpec{Name: "ktrace_edepth", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8, MaxEntries: 16384}},
+			struct {
+				dst  **ebpf.Map
+				spec *ebpf.MapSpec
+			}{&m.EntryData, &ebpf.MapSpec{Name: "ktrace_edata", Type: ebpf.LRUHash, KeySize: 16, ValueSize: uint32(p.EntryDataSize), MaxEntries: 16384}},
+		)
+	}
+	for _, s := range specs {
+		mp, err := ebpf.NewMap(s.spec)
+		if err != nil {
+			return nil, fmt.Errorf("tracer: creating map %s: %w", s.spec.Name, err)
+		}
+		*s.dst = mp
+	}
+	ok = true
+	return m, nil
+}
+
+// Compiler returns the compiler's view of the maps.
+func (m *Maps) Compiler() *fetchargs.Maps {
+	fm := &fetchargs.Maps{Ring: m.Ring, Scratch: m.Scratch, Counters: m.Counters}
+	if m.EntryDepth != nil {
+		fm.EntryDepth, fm.EntryData = m.EntryDepth, m.EntryData
+	}
+	return fm
+}
+
+// Counts returns the hits and misses of probe index i.
+func (m *Maps) Counts(i uint32) (hits, misses uint64, err error) {
+	var v [2]uint64
+	if err := m.Counters.Lookup(i, &v); err != nil {
+		return 0, 0, fmt.Errorf("tracer: counters of probe %d: %w", i, err)
+	}
+	return v[0], v[1], nil
+}
+
+// Close releases every map.
+func (m *Maps) Close() error {
+	var errs []error
+	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData} {
+		if mp != nil {
+			errs = append(errs, mp.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,148 @@
+// Package tracer is ktrace's eBPF tracing backend: it compiles the probe
+// events of an events.Registry into eBPF programs (fetchargs.Compile),
+// attaches them with cilium/ebpf's link package, reads their records from
+// a BPF ring buffer and prints them the way the kernel's trace file does.
+package tracer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// Probe is one compiled probe point: the event and probe it belongs to,
+// its record layout and the eBPF programs (Entry is set only for return
+// probes that save arguments at function entry).
+type Probe struct {
+	Index  uint32
+	Event  *events.Event
+	Probe  *events.Probe
+	Layout *fetchargs.Layout
+	Main   *ebpf.ProgramSpec
+	Entry  *ebpf.ProgramSpec
+}
+
+// Plan is the set of probes of one tracing session with the sizes of the
+// maps they share.
+type Plan struct {
+	Probes        []*Probe
+	ScratchSize   int // value size of the scratch map
+	EntryDataSize int // value size of the entry-data map (0: none)
+	MaxRecord     int // largest ring buffer record, ktrace header included
+}
+
+// ErrPending is wrapped when a probe cannot be traced because the kernel
+// has it registered but not armed (module not loaded, unknown address).
+var ErrPending = errors.New("probe is not armed")
+
+// NewPlan computes the layouts of every probe of evs; programs are
+// compiled by Compile once the maps exist.
+func NewPlan(evs []*events.Event) (*Plan, error) {
+	p := &Plan{}
+	for _, ev := range evs {
+		for _, pr := range ev.Probes {
+			if pr.Pending {
+				return nil, fmt.Errorf("tracer: %s/%s at %s: %w", ev.Group, ev.Name, place(pr), ErrPending)
+			}
+			args := pr.Args
+			if args == nil {
+				args = ev.Args
+			}
+			l, err := fetchargs.NewLayout(args, ev.Kind.IsReturn())
+			if err != nil {
+				return nil, fmt.Errorf("tracer: %s/%s: %w", ev.Group, ev.Name, err)
+			}
+			pp := &Probe{Index: uint32(len(p.Probes)), Event: ev, Probe: pr, Layout: l}
+			p.Probes = append(p.Probes, pp)
+			if s := l.ScratchSize(); s > p.ScratchSize {
+				p.ScratchSize = s
+			}
+			if s := 8 * len(l.EntrySlots); s > p.EntryDataSize {
+				p.EntryDataSize = s
+			}
+			if s := fetchargs.HeaderSize + l.RecordSize(); s > p.MaxRecord {
+				p.MaxRecord = s
+			}
+		}
+	}
+	if p.ScratchSize < p.EntryDataSize {
+		p.ScratchSize = p.EntryDataSize
+	}
+	return p, nil
+}
+
+func place(pr *events.Probe) string {
+	if pr.Symbol != "" {
+		if pr.Offset != 0 {
+			return fmt.Sprintf("%s+%d", pr.Symbol, pr.Offset)
+		}
+		return pr.Symbol
+	}
+	return fmt.Sprintf("0x%x", pr.Addr)
+}
+
+// Compile builds the program specs of every probe against maps.
+func (p *Plan) Compile(arch *kernel.Arch, maps *fetchargs.Maps) error {
+	for _, pr := range p.Probes {
+		if err := pr.compile(arch, maps, p.EntryDataSize); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ipConstant is the __probe_ip (or __probe_func) the record carries: the
+// probed address after the kernel's adjustments, as the registry computed
+// it; 0 (unknown) makes the program ask bpf_get_func_ip.
+func (pr *Probe) ipConstant() uint64 { return pr.Probe.Addr }
+
+func (pr *Probe) compile(arch *kernel.Arch, maps *fetchargs.Maps, entrySize int) error {
+	args := pr.Probe.Args
+	if args == nil {
+		args = pr.Event.Args
+	}
+	pp := &fetchargs.ProbeProgram{
+		Arch:          arch,
+		EventID:       uint16(pr.Event.ID),
+		Index:         pr.Index,
+		Return:        pr.Event.Kind.IsReturn(),
+		IP:            pr.ipConstant(),
+		Args:          args,
+		Layout:        pr.Layout,
+		EntryDataSize: entrySize,
+	}
+	name := fmt.Sprintf("ktrace_%d", pr.Index)
+	ins, err := fetchargs.Compile(pp, maps)
+	if err != nil {
+		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
+	}
+	pr.Main = progSpec(name, ins)
+	ent, err := fetchargs.CompileEntry(pp, maps)
+	if err != nil {
+		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
+	}
+	if ent != nil {
+		pr.Entry = progSpec(name+"_e", ent)
+	}
+	return nil
+}
+
+func progSpec(name string, ins asm.Instructions) *ebpf.ProgramSpec {
+	return &ebpf.ProgramSpec{
+		Name:         name,
+		Type:         ebpf.Kprobe,
+		Instructions: ins,
+		License:      "GPL",
+	}
+}
+
+// trivialProgram is "return 0", used to probe the kernel's support.
+func trivialProgram() asm.Instructions {
+	return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
+}

@@ -1,0 +1,228 @@
+package tracer
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// hostLoadsKprobePrograms reports whether this machine's kernel can create
+// a ring buffer and load a trivial BPF_PROG_TYPE_KPROBE program (root,
+// bpf(2) available). Nothing is attached.
+func hostLoadsKprobePrograms() error {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return err
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 4096})
+	if err != nil {
+		return err
+	}
+	m.Close()
+	p, err := ebpf.NewProgram(progSpec("ktrace_probe", trivialProgram()))
+	if err != nil {
+		return err
+	}
+	return p.Close()
+}
+
+// requireHostBPF skips when the host cannot load kprobe programs; under
+// CI=true that is still a skip, since the test is about the compiler, not
+// the machine (the VM tests cover the pinned kernels).
+func requireHostBPF(t *testing.T) {
+	t.Helper()
+	if err := hostLoadsKprobePrograms(); err != nil {
+		t.Skipf("this host cannot load BPF_PROG_TYPE_KPROBE programs (needs root or CAP_BPF+CAP_PERFMON and bpf(2)): %v", err)
+	}
+}
+
+const snapshotDir = "../../shared/kernels"
+
+func loadModel(t testing.TB, name string) *kernel.Model {
+	t.Helper()
+	m, err := kernel.LoadSnapshot(filepath.Join(snapshotDir, name))
+	if err != nil {
+		t.Skipf("kernel snapshot %s not available: %v", name, err)
+	}
+	return m
+}
+
+type golden struct {
+	Corpus string   `json:"corpus"`
+	Index  int      `json:"index"`
+	Line   string   `json:"line"`
+	Setup  []string `json:"setup"`
+	File   string   `json:"file"`
+	OK     bool     `json:"ok"`
+}
+
+func readGoldens(t testing.TB, kernelName string) []golden {
+	f, err := os.Open("../testdata/conformance/golden-" + kernelName + ".jsonl")
+	if err != nil {
+		t.Skipf("no goldens: %v", err)
+	}
+	defer f.Close()
+	var out []golden
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<22), 1<<22)
+	for sc.Scan() {
+		var g golden
+		if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
+			t.Fatalf("golden: %v", err)
+		}
+		out = append(out, g)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func fileOf(name string) events.File {
+	if name == "dynamic_events" {
+		return events.DynamicEvents
+	}
+	return events.KprobeEvents
+}
+
+// replay builds the registry a golden's write leaves behind: setup lines
+// (each its own write) and the line itself.
+func replay(m *kernel.Model, d *grammar.Dialect, g golden) (*events.Registry, error) {
+	r := events.NewRegistry(m, d)
+	f := fileOf(g.File)
+	for _, s := range g.Setup {
+		sf := f
+		if rest, ok := strings.CutPrefix(s, "dynamic_events:"); ok {
+			sf, s = events.DynamicEvents, rest
+		} else if rest, ok := strings.CutPrefix(s, "kprobe_events:"); ok {
+			sf, s = events.KprobeEvents, rest
+		}
+		r.Write(sf, []byte(s+"\n"))
+	}
+	_, err := r.Write(f, []byte(g.Line+"\n"))
+	return r, err
+}
+
+// TestVerifierAcceptsCorpus compiles every probe that a valid line of the
+// conformance corpora leaves registered on the 6.12 model (the goldens say
+// which lines the kernel accepted) and loads the programs into this host's
+// kernel: its verifier must accept each. Nothing is attached.
+func TestVerifierAcceptsCorpus(t *testing.T) {
+	requireHostBPF(t)
+	m := loadModel(t, "6.12")
+	d := grammar.DialectFor(6, 12)
+	seen := map[string]bool{}
+	var loaded, entries, skipped int
+	for _, g := range readGoldens(t, "6.12") {
+		if !g.OK {
+			continue
+		}
+		reg, err := replay(m, d, g)
+		if err != nil {
+			t.Errorf("%s#%d %q: the 6.12 model rejects a line the kernel accepted: %v", g.Corpus, g.Index, g.Line, err)
+			continue
+		}
+		var evs []*events.Event
+		for _, ev := range reg.Events() {
+			var live []*events.Probe
+			for _, p := range ev.Probes {
+				if p.Pending {
+					skipped++
+					continue
+				}
+				if seen[p.Line] {
+					continue
+				}
+				seen[p.Line] = true
+				live = append(live, p)
+			}
+			if len(live) > 0 {
+				c := *ev
+				c.Probes = live
+				evs = append(evs, &c)
+			}
+		}
+		if len(evs) == 0 {
+			continue
+		}
+		n, e, err := loadAll(m, evs)
+		loaded += n
+		entries += e
+		if err != nil {
+			t.Errorf("%s#%d %q: %v", g.Corpus, g.Index, g.Line, err)
+		}
+	}
+	t.Logf("verifier of %s accepted %d probe programs (+%d entry programs); %d pending probes not compiled", kernelRelease(), loaded, entries, skipped)
+	if loaded == 0 {
+		t.Fatal("no programs loaded")
+	}
+}
+
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "this host"
+	}
+	return "host " + strings.TrimSpace(string(b))
+}
+
+// loadAll compiles and loads (without attaching) every probe of evs.
+func loadAll(m *kernel.Model, evs []*events.Event) (progs, entries int, err error) {
+	plan, err := NewPlan(evs)
+	if err != nil {
+		return 0, 0, err
+	}
+	maps, err := NewMaps(plan, 1<<16)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer maps.Close()
+	if err := plan.Compile(m.Arch(), maps.Compiler()); err != nil {
+		return 0, 0, err
+	}
+	for _, pr := range plan.Probes {
+		for _, spec := range []*ebpf.ProgramSpec{pr.Main, pr.Entry} {
+			if spec == nil {
+				continue
+			}
+			p, err := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogSizeStart: 1 << 20})
+			if err != nil {
+				var ve *ebpf.VerifierError
+				if errors.As(err, &ve) {
+					return progs, entries, &verifierErr{probe: pr.Probe.Line, err: ve}
+				}
+				return progs, entries, err
+			}
+			p.Close()
+			if spec == pr.Main {
+				progs++
+			} else {
+				entries++
+			}
+		}
+	}
+	return progs, entries, nil
+}
+
+type verifierErr struct {
+	probe string
+	err   *ebpf.VerifierError
+}
+
+func (e *verifierErr) Error() string {
+	log := e.err.Log
+	if len(log) > 12 {
+		log = log[len(log)-12:]
+	}
+	return "verifier rejected " + e.probe + ": " + e.err.Cause.Error() + "\n" + strings.Join(log, "\n")
+}
