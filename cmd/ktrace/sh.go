@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
@@ -311,7 +312,7 @@ func (s *shell) stat(ctx context.Context, name string, follow bool) (fs.FileInfo
 		return s.fs.Stat(rel)
 	}
 	if isMountAncestor(abs) {
-		return mountDirInfo(filepath.Base(abs)), nil
+		return mountDirInfo(abs), nil
 	}
 	if follow {
 		return os.Stat(abs)
@@ -354,15 +355,26 @@ func isMountAncestor(abs string) bool {
 	return false
 }
 
-func mountDirInfo(name string) fs.FileInfo {
-	if fi, err := os.Stat("/" + name); err == nil && fi.IsDir() && name != "." {
+// mountDirInfo describes a directory on the way to the mount: the host's
+// own when it has one, else a plain directory.
+func mountDirInfo(abs string) fs.FileInfo {
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 		return fi
 	}
-	fi, _ := os.Stat("/")
-	return fi
+	return dirInfo(filepath.Base(abs))
 }
 
-// builtinName marks a call redirected from a shell builtin to the exec
+// dirInfo is a stand-in directory.
+type dirInfo string
+
+func (d dirInfo) Name() string       { return string(d) }
+func (d dirInfo) Size() int64        { return 0 }
+func (d dirInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o755 }
+func (d dirInfo) ModTime() time.Time { return time.Time{} }
+func (d dirInfo) IsDir() bool        { return true }
+func (d dirInfo) Sys() any           { return nil }
+
+// builtinPrefix marks a call redirected from a shell builtin to the exec
 // handler so its output can be written as one write(2).
 const builtinPrefix = "\x00ktrace-builtin:"
 
