@@ -307,6 +307,10 @@ func (e *emitter) header() error {
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(rBuf, 8, asm.R0, asm.Word),
 		asm.StoreImm(rBuf, 12, int64(e.p.Index), asm.Word),
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
 		asm.StoreImm(rBuf, recOff(0), int64(e.p.EventID), asm.Half),
 		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
 	)

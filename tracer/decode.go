@@ -1,0 +1,363 @@
+package tracer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// Record is one decoded ring buffer record: ktrace's header and the
+// kernel-layout record of the probe that sent it.
+type Record struct {
+	Probe *Probe
+	TS    uint64 // bpf_ktime_get_ns at the hit
+	CPU   uint32
+	Comm  []byte // the task's comm (NUL-trimmed, aliases the raw buffer)
+	Raw   []byte // the record as the format file lays it out
+}
+
+// Pid is the record's common_pid.
+func (r *Record) Pid() int32 { return int32(binary.LittleEndian.Uint32(r.Raw[4:])) }
+
+// Flags returns common_flags and common_preempt_count.
+func (r *Record) Flags() (flags, preempt uint8) { return r.Raw[2], r.Raw[3] }
+
+// ErrShortRecord is wrapped by Decode for a record too short for its probe.
+var ErrShortRecord = errors.New("short record")
+
+// Decoder turns raw ring buffer records into the kernel's trace text and
+// ktrace's JSON. Symbol lookups are cached; a Decoder is safe for use by
+// one goroutine at a time.
+type Decoder struct {
+	model  *kernel.Model
+	probes []*Probe
+	mu     sync.Mutex
+	syms   map[uint64]string // address -> "sym+0xoff/0xsize [mod]"
+	bare   map[uint64]string // address -> "sym"
+}
+
+// NewDecoder returns a decoder for the probes of plan, symbolising
+// addresses with m's kallsyms.
+func NewDecoder(m *kernel.Model, plan *Plan) *Decoder {
+	return &Decoder{model: m, probes: plan.Probes, syms: map[uint64]string{}, bare: map[uint64]string{}}
+}
+
+// Decode splits a raw ring buffer sample into a Record. The result aliases
+// raw.
+func (d *Decoder) Decode(raw []byte) (Record, error) {
+	if len(raw) < fetchargs.HeaderSize+8 {
+		return Record{}, fmt.Errorf("tracer: record of %d bytes: %w", len(raw), ErrShortRecord)
+	}
+	idx := binary.LittleEndian.Uint32(raw[12:])
+	if int(idx) >= len(d.probes) {
+		return Record{}, fmt.Errorf("tracer: record for unknown probe %d", idx)
+	}
+	p := d.probes[idx]
+	rec := raw[fetchargs.HeaderSize:]
+	if len(rec) < p.Layout.Fixed {
+		return Record{}, fmt.Errorf("tracer: %s/%s: record of %d bytes, want %d: %w", p.Event.Group, p.Event.Name, len(rec), p.Layout.Fixed, ErrShortRecord)
+	}
+	comm := raw[16:32]
+	if i := bytes.IndexByte(comm, 0); i >= 0 {
+		comm = comm[:i]
+	}
+	return Record{
+		Probe: p,
+		TS:    binary.LittleEndian.Uint64(raw),
+		CPU:   binary.LittleEndian.Uint32(raw[8:]),
+		Comm:  comm,
+		Raw:   rec,
+	}, nil
+}
+
+// symbol returns the kernel's sprint_symbol text for addr
+// ("name+0xoff/0xsize [mod]"), or "0x%lx" when no symbol covers it.
+func (d *Decoder) symbol(addr uint64) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.syms[addr]; ok {
+		return s
+	}
+	var s string
+	if sym, ok := d.lookup(addr); ok {
+		b := make([]byte, 0, 64)
+		b = append(b, sym.Name...)
+		b = append(b, "+0x"...)
+		b = strconv.AppendUint(b, addr-sym.Addr, 16)
+		b = append(b, "/0x"...)
+		b = strconv.AppendUint(b, sym.Size, 16)
+		if sym.Module != "" {
+			b = append(b, " ["...)
+			b = append(b, sym.Module...)
+			b = append(b, ']')
+		}
+		s = string(b)
+	} else {
+		s = "0x" + strconv.FormatUint(addr, 16)
+	}
+	if len(d.syms) < 1<<16 {
+		d.syms[addr] = s
+	}
+	return s
+}
+
+// bareSymbol is kallsyms_lookup's name alone (the "<- FUNC" of return
+// probes), "0x%08lx" when unknown.
+func (d *Decoder) bareSymbol(addr uint64) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.bare[addr]; ok {
+		return s
+	}
+	s := fmt.Sprintf("0x%08x", addr)
+	if sym, ok := d.lookup(addr); ok {
+		s = sym.Name
+	}
+	if len(d.bare) < 1<<16 {
+		d.bare[addr] = s
+	}
+	return s
+}
+
+func (d *Decoder) lookup(addr uint64) (kernel.Symbol, bool) {
+	if d.model == nil {
+		return kernel.Symbol{}, false
+	}
+	return d.model.SymbolAt(addr)
+}
+
+// appendIPSym is seq_print_ip_sym with the default sym-offset flag.
+func (d *Decoder) appendIPSym(b []byte, ip uint64, offset bool) []byte {
+	if ip == 0 {
+		return append(b, '0')
+	}
+	if offset {
+		return append(b, d.symbol(ip)...)
+	}
+	return append(b, d.bareSymbol(ip)...)
+}
+
+// AppendIP appends the probe part inside the parentheses of a trace line:
+// "SYM+0xOFF/0xSIZE", or "CALLER+0xOFF/0xSIZE <- FUNC" for return probes.
+func (d *Decoder) AppendIP(b []byte, r *Record) []byte {
+	ip := binary.LittleEndian.Uint64(r.Raw[8:])
+	if r.Probe.Layout.Return {
+		ret := binary.LittleEndian.Uint64(r.Raw[16:])
+		b = d.appendIPSym(b, ret, true)
+		b = append(b, " <- "...)
+		return d.appendIPSym(b, ip, false)
+	}
+	return d.appendIPSym(b, ip, true)
+}
+
+// AppendBody appends "EVENT: (IP) name=value …" without a newline: the
+// part of a trace line after the context columns.
+func (d *Decoder) AppendBody(b []byte, r *Record) []byte {
+	b = append(b, r.Probe.Event.Name...)
+	b = append(b, ": ("...)
+	b = d.AppendIP(b, r)
+	b = append(b, ')')
+	return d.AppendArgs(b, r)
+}
+
+// AppendArgs appends " name=value" for every argument, each printed as
+// the kernel's print_type_* functions print it.
+func (d *Decoder) AppendArgs(b []byte, r *Record) []byte {
+	l := r.Probe.Layout
+	for i, a := range r.Probe.args() {
+		b = append(b, ' ')
+		b = append(b, a.Name...)
+		b = append(b, '=')
+		off := l.Offsets[i]
+		if a.Count == 0 {
+			b = d.appendValue(b, r, a.Type, off)
+			continue
+		}
+		b = append(b, '{')
+		for k := 0; k < a.Count; k++ {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = d.appendValue(b, r, a.Type, off+k*a.Type.Size)
+		}
+		b = append(b, '}')
+	}
+	return b
+}
+
+func (p *Probe) args() []*fetchargs.Arg {
+	if p.Probe.Args != nil {
+		return p.Probe.Args
+	}
+	return p.Event.Args
+}
+
+// raw reads an n-byte little-endian unsigned value.
+func raw(b []byte, off, n int) uint64 {
+	if off < 0 || off+n > len(b) {
+		return 0
+	}
+	switch n {
+	case 1:
+		return uint64(b[off])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(b[off:]))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b[off:]))
+	case 8:
+		return binary.LittleEndian.Uint64(b[off:])
+	}
+	return 0
+}
+
+func signExtend(v uint64, n int) int64 {
+	s := 64 - 8*uint(n)
+	return int64(v<<s) >> s
+}
+
+// str returns the bytes a __data_loc word at off points to (without the
+// trailing NUL) and whether it holds a value (length 0 is a fault).
+func str(rec []byte, off int) ([]byte, bool) {
+	loc := raw(rec, off, 4)
+	n, o := int(loc>>16), int(loc&0xffff)
+	if n == 0 {
+		return nil, false
+	}
+	if o+n > len(rec) {
+		n = len(rec) - o
+		if n <= 0 {
+			return nil, false
+		}
+	}
+	s := rec[o : o+n]
+	if i := bytes.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return s, true
+}
+
+// appendValue prints one value of type t at record offset off.
+func (d *Decoder) appendValue(b []byte, r *Record, t *fetchargs.Type, off int) []byte {
+	rec := r.Raw
+	switch t.Name {
+	case "string", "ustring":
+		s, ok := str(rec, off)
+		if !ok {
+			return append(b, "(fault)"...)
+		}
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	case "symstr":
+		loc := raw(rec, off, 4)
+		if loc>>16 == 0 {
+			return append(b, "(fault)"...)
+		}
+		b = append(b, '"')
+		b = append(b, d.symbol(raw(rec, int(loc&0xffff), 8))...)
+		return append(b, '"')
+	case "symbol":
+		return append(b, d.symbol(raw(rec, off, 8))...)
+	case "char":
+		return append(b, '\'', byte(raw(rec, off, 1)), '\'')
+	}
+	v := raw(rec, off, t.Size)
+	switch t.Name[0] {
+	case 'x':
+		b = append(b, "0x"...)
+		return strconv.AppendUint(b, v, 16)
+	case 's':
+		return strconv.AppendInt(b, signExtend(v, t.Size), 10)
+	}
+	return strconv.AppendUint(b, v, 10)
+}
+
+// AppendContext appends the kernel's trace line context columns:
+// "%16s-%-7d [%03d] FLAGS %5lu.%06lu: ".
+func (d *Decoder) AppendContext(b []byte, r *Record) []byte {
+	comm := r.Comm
+	if len(comm) == 0 {
+		comm = []byte("<...>")
+	}
+	for i := len(comm); i < 16; i++ {
+		b = append(b, ' ')
+	}
+	b = append(b, comm...)
+	b = append(b, '-')
+	n := len(b)
+	b = strconv.AppendInt(b, int64(r.Pid()), 10)
+	for i := len(b) - n; i < 7; i++ {
+		b = append(b, ' ')
+	}
+	b = append(b, " ["...)
+	cpu := r.CPU
+	if cpu < 100 {
+		b = append(b, '0')
+		if cpu < 10 {
+			b = append(b, '0')
+		}
+	}
+	b = strconv.AppendUint(b, uint64(cpu), 10)
+	b = append(b, "] "...)
+	b = appendLatFmt(b, r)
+	b = append(b, ' ')
+	sec, usec := r.TS/1e9, (r.TS%1e9)/1e3
+	n = len(b)
+	b = strconv.AppendUint(b, sec, 10)
+	if w := len(b) - n; w < 5 {
+		pad := []byte("     ")[:5-w]
+		b = append(b[:n], append(pad, b[n:]...)...)
+	}
+	b = append(b, '.')
+	n = len(b)
+	b = strconv.AppendUint(b, usec, 10)
+	if w := len(b) - n; w < 6 {
+		pad := []byte("000000")[:6-w]
+		b = append(b[:n], append(pad, b[n:]...)...)
+	}
+	return append(b, ": "...)
+}
+
+// appendLatFmt is trace_print_lat_fmt: irqs-off, need-resched, hard/soft
+// irq, preempt depth and migrate-disable depth.
+func appendLatFmt(b []byte, r *Record) []byte {
+	flags, pc := r.Flags()
+	irq := byte('.')
+	if flags&0x01 != 0 {
+		irq = 'd'
+	}
+	hs := byte('.')
+	switch {
+	case flags&0x08 != 0 && flags&0x10 != 0:
+		hs = 'H'
+	case flags&0x08 != 0:
+		hs = 'h'
+	case flags&0x10 != 0:
+		hs = 's'
+	}
+	b = append(b, irq, '.', hs)
+	if pc&0xf != 0 {
+		b = strconv.AppendUint(b, uint64(pc&0xf), 16)
+	} else {
+		b = append(b, '.')
+	}
+	if pc&0xf0 != 0 {
+		b = strconv.AppendUint(b, uint64(pc>>4), 16)
+	} else {
+		b = append(b, '.')
+	}
+	return b
+}
+
+// AppendText appends the whole trace line, newline included.
+func (d *Decoder) AppendText(b []byte, r *Record) []byte {
+	b = d.AppendContext(b, r)
+	b = d.AppendBody(b, r)
+	return append(b, '\n')
+}
