@@ -35,8 +35,12 @@ func (b *RegistryBackend) Write(f ControlFile, data []byte) (int, error) {
 	var we *events.WriteError
 	if errors.As(err, &we) {
 		out := &WriteError{Errno: we.Errno}
-		if we.Log != nil {
-			out.Logs = []LogEntry{{Subsys: we.Log.Subsys, Msg: we.Log.Msg, Cmd: we.Log.Cmd, Pos: we.Log.Pos}}
+		logs := we.Logs
+		if len(logs) == 0 && we.Log != nil {
+			logs = []events.LogEntry{*we.Log}
+		}
+		for _, l := range logs {
+			out.Logs = append(out.Logs, LogEntry{Subsys: l.Subsys, Msg: l.Msg, Cmd: l.Cmd, Pos: l.Pos})
 		}
 		return n, out
 	}
