@@ -261,7 +261,7 @@ func (m *Model) KprobeOnFuncEntry(sym string, offset uint64) syscall.Errno {
 // a function entry and for int3 (step 5 vs 6).
 //
 // __register_trace_kprobe runs step 1, then resolves @SYM fetch arguments
-// (an unknown one fails with ENOENT), then steps 2-5; callers that model
+// (an unknown one fails with ENOENT), then steps 2-6; callers that model
 // the argument step use WithinNotraceFunc and CheckRegisterKprobe
 // separately.
 func (m *Model) CheckProbeAddress(addr uint64, isReturn bool) (code grammar.Code, errnoFromRegistration syscall.Errno) {
@@ -271,7 +271,7 @@ func (m *Model) CheckProbeAddress(addr uint64, isReturn bool) (code grammar.Code
 	return m.CheckRegisterKprobe(addr, isReturn)
 }
 
-// CheckRegisterKprobe is steps 2-5 of CheckProbeAddress: what
+// CheckRegisterKprobe is steps 2-6 of CheckProbeAddress: what
 // register_kretprobe()/register_kprobe() return for addr once the notrace
 // check has passed.
 func (m *Model) CheckRegisterKprobe(addr uint64, isReturn bool) (grammar.Code, syscall.Errno) {
