@@ -327,6 +327,8 @@ func (e *emitter) header() error {
 	e.emit(
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(rBuf, recOff(4), asm.R0, asm.Word),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
 	)
 	if e.p.IP != 0 {
 		e.emit(

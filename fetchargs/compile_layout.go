@@ -6,7 +6,7 @@ import "fmt"
 // record decoder (package tracer).
 //
 // Every record a compiled program sends through the ring buffer is a
-// 32-byte ktrace header followed by the event's record exactly as the
+// 40-byte ktrace header followed by the event's record exactly as the
 // kernel's format file lays it out:
 //
 //	header (ktrace only, not part of the kernel record):
@@ -15,6 +15,8 @@ import "fmt"
 //	  +12 u32 probe index (which compiled probe sent it)
 //	  +16 char[16] comm of the current task (the kernel's trace output
 //	      takes it from its saved_cmdlines table)
+//	  +32 u32 thread group id (process id) of the current task
+//	  +36 u32 zero
 //	record (as events/GROUP/EVENT/format says):
 //	  +0  u16 common_type (event ID)
 //	  +2  u8  common_flags
@@ -33,7 +35,7 @@ import "fmt"
 // symbolises.
 const (
 	// HeaderSize is the size of ktrace's per-record header.
-	HeaderSize = 32
+	HeaderSize = 40
 	// maxStringSize is the kernel's MAX_STRING_SIZE (PATH_MAX).
 	maxStringSize = 4096
 	// dynBudget bounds the dynamic area of one record so that every offset

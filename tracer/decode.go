@@ -20,7 +20,11 @@ type Record struct {
 	CPU   uint32
 	Comm  []byte // the task's comm (NUL-trimmed, aliases the raw buffer)
 	Raw   []byte // the record as the format file lays it out
+	tgid  uint32
 }
+
+// Tgid is the process (thread group) id of the task that hit the probe.
+func (r *Record) Tgid() uint32 { return r.tgid }
 
 // Pid is the record's common_pid.
 func (r *Record) Pid() int32 { return int32(binary.LittleEndian.Uint32(r.Raw[4:])) }
@@ -73,6 +77,7 @@ func (d *Decoder) Decode(raw []byte) (Record, error) {
 		CPU:   binary.LittleEndian.Uint32(raw[8:]),
 		Comm:  comm,
 		Raw:   rec,
+		tgid:  binary.LittleEndian.Uint32(raw[32:]),
 	}, nil
 }
 

@@ -133,6 +133,7 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 		newShCmd(g),
 		newMountCmd(g),
 		newKernelCmd(g),
+		newRecordCmd(g),
 	)
 	return root
 }

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/tracer"
+)
+
+// recordOpts are the flags of ktrace record.
+type recordOpts struct {
+	duration time.Duration
+	count    uint64
+	pid      int
+	follow   bool
+	file     string
+}
+
+func newRecordCmd(g *globals) *cobra.Command {
+	o := &recordOpts{}
+	cmd := &cobra.Command{
+		Use:   "record [LINE...] [-- CMD ARGS...]",
+		Short: "Trace events with eBPF and print them as the kernel's trace file does",
+		Long: `record compiles every enabled event of the session and each LINE given
+(kprobe_events / dynamic_events syntax, the newest syntax on any kernel) into
+eBPF programs, attaches them to the running kernel and prints each hit as the
+kernel's trace file would ("COMM-PID [CPU] FLAGS TS: EVENT: (IP) name=value"),
+or one JSON object per hit with --output json.
+
+Recording is system-wide, as with the kernel's own tracer; --pid narrows it
+to one process, --follow to the process tree of CMD. It stops on Ctrl-C,
+after --duration, after --count printed events, or when CMD exits, then
+detaches everything and prints a summary (hits, misses, printed) on stderr.
+
+Needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN) and a kernel with
+kprobes and BPF ring buffers; without them it exits 3 naming what is
+missing. Probes are tied to ktrace's process: nothing stays attached when
+it exits or is killed.`,
+		Example: `  ktrace record 'p:myev do_sys_openat2 path=+0($arg2):string' -- cat /etc/hostname
+  ktrace record 'r:rd vfs_read $retval' --duration 5s --output json -w trace.json
+  ktrace add 'f:op do_sys_openat2 filename:ustring' && ktrace enable op && ktrace record --count 10`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			lines, command := args, []string(nil)
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				lines, command = args[:dash], args[dash:]
+				if len(command) == 0 {
+					return &exitError{code: exitUsage, err: errors.New("record: no command after --")}
+				}
+			}
+			if o.follow && len(command) == 0 {
+				return &exitError{code: exitUsage, err: errors.New("record: --follow needs a command after --")}
+			}
+			if o.follow && o.pid != 0 {
+				return &exitError{code: exitUsage, err: errors.New("record: --pid and --follow exclude each other")}
+			}
+			if g.kernel != "" && g.kernel != "host" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("record traces the running kernel: --kernel must be host, not %q", g.kernel)}
+			}
+			return runRecord(cmd, g, o, lines, command)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&o.duration, "duration", 0, "stop after this long (e.g. 10s)")
+	f.Uint64Var(&o.count, "count", 0, "stop after this many printed events")
+	f.IntVar(&o.pid, "pid", 0, "only events of this process (thread group id or thread id)")
+	f.BoolVar(&o.follow, "follow", false, "only events of CMD's process tree")
+	f.StringVarP(&o.file, "write", "w", "", "write the events to FILE instead of stdout")
+	return cmd
+}
+
+// recordSetup loads the session, adds the LINEs and returns the events
+// to attach: the session's enabled events and the LINEs' events.
+func recordSetup(g *globals, lines []string, stderr io.Writer) (*session, []*events.Event, error) {
+	s, err := g.loadSession()
+	if err != nil {
+		return nil, nil, err
+	}
+	want := map[*events.Event]bool{}
+	for _, ev := range s.w.reg.Events() {
+		if ev.Enabled {
+			want[ev] = true
+		}
+	}
+	for _, line := range lines {
+		before := map[*events.Event]int{}
+		for _, ev := range s.w.reg.Events() {
+			before[ev] = len(ev.Probes)
+		}
+		if res := s.w.writeLine(defaultFile(line), line); res.errno != 0 {
+			for _, l := range res.logs {
+				fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
+			}
+			return nil, nil, failf(exitRejected, "record: %q: %s", line, strerror(res.errno))
+		}
+		for _, ev := range s.w.reg.Events() {
+			if n, ok := before[ev]; !ok || n != len(ev.Probes) {
+				want[ev] = true
+			}
+		}
+	}
+	var evs []*events.Event
+	for _, ev := range s.w.reg.Events() {
+		if want[ev] {
+			evs = append(evs, ev)
+		}
+	}
+	if len(evs) == 0 {
+		return nil, nil, &exitError{code: exitUsage, err: errors.New("record: nothing to record: give probe LINEs or enable session events (ktrace enable)")}
+	}
+	return s, evs, nil
+}
+
+func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := tracer.Check(); err != nil {
+		return &exitError{code: exitNoAccess, err: fmt.Errorf("record: %w", err)}
+	}
+	g.kernel = "host"
+	s, evs, err := recordSetup(g, lines, stderr)
+	if err != nil {
+		return err
+	}
+	m := s.env.model
+	sess, err := tracer.Open(tracer.Config{Model: m, Events: evs, KprobeMulti: m.Config("CONFIG_FPROBE") == "y"})
+	if err != nil {
+		code := exitRejected
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+			code = exitNoAccess
+		}
+		return &exitError{code: code, err: fmt.Errorf("record: %w", err)}
+	}
+	defer sess.Close()
+
+	out := stdout
+	if o.file != "" {
+		f, err := os.Create(o.file)
+		if err != nil {
+			return failf(exitRejected, "record: %w", err)
+		}
+		defer f.Close()
+		out = f
+	}
+	w := bufio.NewWriterSize(out, 64<<10)
+	defer w.Flush()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+	var filter func(r *tracer.Record) bool
+	if o.pid != 0 {
+		pid := o.pid
+		filter = func(r *tracer.Record) bool { return int(r.Tgid()) == pid || int(r.Pid()) == pid }
+	}
+	done := make(chan error, 1)
+	var child *exec.Cmd
+	if len(command) > 0 {
+		child = exec.Command(command[0], command[1:]...)
+		child.Stdin, child.Stdout, child.Stderr = os.Stdin, stdout, stderr
+		if err := child.Start(); err != nil {
+			return failf(exitRejected, "record: %w", err)
+		}
+		if o.follow {
+			tree := tracer.NewProcTree(child.Process.Pid)
+			filter = func(r *tracer.Record) bool { return tree.Contains(r.Tgid()) }
+		}
+		go func() { done <- child.Wait() }()
+	}
+
+	start := time.Now()
+	printed := map[*events.Event]uint64{}
+	var total, bad uint64
+	format := sess.Decoder().AppendText
+	if g.output == "json" {
+		format = sess.Decoder().AppendJSON
+	}
+	var buf []byte
+	draining := false
+	childErr := error(nil)
+loop:
+	for o.count == 0 || total < o.count {
+		deadline := time.Now().Add(100 * time.Millisecond)
+		r, err := sess.Next(deadline)
+		switch {
+		case errors.Is(err, tracer.ErrTimeout):
+			w.Flush()
+			if draining {
+				break loop
+			}
+			select {
+			case <-ctx.Done():
+				draining = true
+			case childErr = <-done:
+				draining = true
+			default:
+			}
+			continue
+		case err != nil:
+			bad++
+			continue
+		}
+		if filter != nil && !filter(&r) {
+			continue
+		}
+		buf = format(buf[:0], &r)
+		w.Write(buf)
+		total++
+		printed[r.Probe.Event]++
+		if sess.Buffered() == 0 {
+			w.Flush()
+		}
+	}
+	w.Flush()
+	sess.Detach()
+	if child != nil && !draining {
+		child.Process.Signal(syscall.SIGTERM)
+		childErr = <-done
+	}
+	printSummary(stderr, sess, printed, total, bad, time.Since(start))
+	if ee := (*exec.ExitError)(nil); errors.As(childErr, &ee) {
+		fmt.Fprintf(stderr, "ktrace: %s: %v\n", command[0], childErr)
+	}
+	return nil
+}
+
+// printSummary writes the hits, misses and printed counts per event.
+func printSummary(stderr io.Writer, sess *tracer.Session, printed map[*events.Event]uint64, total, bad uint64, d time.Duration) {
+	stats, err := sess.Stats()
+	if err != nil {
+		fmt.Fprintf(stderr, "ktrace: %v\n", err)
+		return
+	}
+	type agg struct{ hits, misses uint64 }
+	per := map[*events.Event]*agg{}
+	var order []*events.Event
+	var hits, misses uint64
+	for _, st := range stats {
+		ev := st.Probe.Event
+		a := per[ev]
+		if a == nil {
+			a = &agg{}
+			per[ev] = a
+			order = append(order, ev)
+		}
+		a.hits += st.Hits
+		a.misses += st.Misses
+		hits += st.Hits
+		misses += st.Misses
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].ID < order[j].ID })
+	fmt.Fprintf(stderr, "ktrace: %d events printed in %s: %d hits, %d misses (ring buffer full), %d lost (undecodable)\n",
+		total, d.Round(time.Millisecond), hits, misses, bad)
+	for _, ev := range order {
+		a := per[ev]
+		fmt.Fprintf(stderr, "  %-40s hits=%s misses=%s printed=%s\n", ev.Group+"/"+ev.Name,
+			strconv.FormatUint(a.hits, 10), strconv.FormatUint(a.misses, 10), strconv.FormatUint(printed[ev], 10))
+	}
+}

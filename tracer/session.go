@@ -1,0 +1,256 @@
+package tracer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// Config is what a tracing session attaches.
+type Config struct {
+	// Model is the running kernel's model: probe addresses, the
+	// architecture and symbols for printing come from it.
+	Model  *kernel.Model
+	Events []*events.Event
+	// RingSize is the ring buffer size in bytes (0: DefaultRingSize).
+	RingSize int
+	// KprobeMulti selects kprobe-multi links for fprobe events. When
+	// false, fprobes attach as one kprobe or kretprobe per function (the
+	// kernels without CONFIG_FPROBE, such as the pinned 6.1).
+	KprobeMulti bool
+}
+
+// Session is a set of attached probes and the ring buffer they fill. The
+// links are file descriptors of this process: when it exits or is killed
+// the kernel removes the probes. Close detaches everything.
+type Session struct {
+	plan    *Plan
+	maps    *Maps
+	progs   []*ebpf.Program
+	links   []link.Link
+	reader  *ringbuf.Reader
+	decoder *Decoder
+	rec     ringbuf.Record
+}
+
+// TraceFSPrefix is the group prefix of the tracefs kprobe events that
+// cilium/ebpf creates for kretprobes with an explicit maxactive (the
+// perf_kprobe PMU cannot set it); the group is
+// "<TraceFSPrefix>_<pid>_<random>". Unlike perf-event probes these
+// outlive a killed process; CleanStale removes them.
+const TraceFSPrefix = "ktrace"
+
+// Open compiles, loads and attaches every probe of cfg.Events. On error
+// nothing stays attached.
+func Open(cfg Config) (s *Session, err error) {
+	if cfg.Model == nil || cfg.Model.Arch() == nil {
+		return nil, fmt.Errorf("tracer: no kernel model")
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, fmt.Errorf("tracer: raising RLIMIT_MEMLOCK: %w", err)
+	}
+	plan, err := NewPlan(cfg.Events)
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.Probes) == 0 {
+		return nil, fmt.Errorf("tracer: no probes to attach")
+	}
+	for _, p := range plan.Probes {
+		if p.Event.Kind == events.Tprobe {
+			return nil, fmt.Errorf("tracer: %s/%s: tracepoint probes (t events): %w", p.Event.Group, p.Event.Name, ErrNotSupported)
+		}
+	}
+	s = &Session{plan: plan}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	if s.maps, err = NewMaps(plan, cfg.RingSize); err != nil {
+		return nil, err
+	}
+	if err = plan.Compile(cfg.Model.Arch(), s.maps.Compiler()); err != nil {
+		return nil, err
+	}
+	CleanStale("")
+	for _, p := range plan.Probes {
+		if err = s.attach(cfg, p); err != nil {
+			return nil, err
+		}
+	}
+	if s.reader, err = ringbuf.NewReader(s.maps.Ring); err != nil {
+		return nil, fmt.Errorf("tracer: ring buffer reader: %w", err)
+	}
+	s.decoder = NewDecoder(cfg.Model, plan)
+	return s, nil
+}
+
+// ErrNotSupported is wrapped for events the eBPF backend cannot trace.
+var ErrNotSupported = errors.New("not supported by ktrace's eBPF backend")
+
+func (s *Session) load(spec *ebpf.ProgramSpec, multi bool) (*ebpf.Program, error) {
+	spec = spec.Copy()
+	if multi {
+		spec.AttachType = ebpf.AttachTraceKprobeMulti
+	}
+	prog, err := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogSizeStart: 1 << 20})
+	if err != nil {
+		return nil, err
+	}
+	s.progs = append(s.progs, prog)
+	return prog, nil
+}
+
+// target is the symbol and offset link.Kprobe gets for a probe: the
+// written symbol without its module prefix (the kernel's lookup searches
+// modules too), or, for address probes, the function holding the address.
+func target(m *kernel.Model, p *events.Probe) (string, uint64, error) {
+	if p.Symbol != "" {
+		sym := p.Symbol
+		if i := strings.IndexByte(sym, ':'); i >= 0 {
+			sym = sym[i+1:]
+		}
+		return sym, p.Offset, nil
+	}
+	fn, ok := m.FuncAt(p.Addr)
+	if !ok {
+		return "", 0, fmt.Errorf("address %#x is in no known function", p.Addr)
+	}
+	return fn.Name, p.Addr - fn.Addr, nil
+}
+
+func (s *Session) attach(cfg Config, p *Probe) error {
+	ev, pr := p.Event, p.Probe
+	where := fmt.Sprintf("%s/%s at %s", ev.Group, ev.Name, place(pr))
+	sym, off, err := target(cfg.Model, pr)
+	if err != nil {
+		return fmt.Errorf("tracer: %s: %w", where, err)
+	}
+	fprobe := ev.Kind == events.Fentry || ev.Kind == events.Fexit
+	multi := fprobe && cfg.KprobeMulti
+	opts := &link.KprobeOptions{Offset: off, TraceFSPrefix: fmt.Sprintf("%s_%d", TraceFSPrefix, os.Getpid())}
+	if ev.Kind == events.Kretprobe {
+		opts.RetprobeMaxActive = pr.MaxActive
+	}
+	// The entry half of a return probe that saves arguments goes first,
+	// so no return ever misses its entry data.
+	if p.Entry != nil {
+		prog, err := s.load(p.Entry, multi)
+		if err != nil {
+			return fmt.Errorf("tracer: loading the entry program of %s: %w", where, err)
+		}
+		var l link.Link
+		if multi {
+			l, err = link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
+		} else {
+			l, err = link.Kprobe(sym, prog, &link.KprobeOptions{Offset: off})
+		}
+		if err != nil {
+			return fmt.Errorf("tracer: attaching the entry of %s: %w", where, err)
+		}
+		s.links = append(s.links, l)
+	}
+	prog, err := s.load(p.Main, multi)
+	if err != nil {
+		return fmt.Errorf("tracer: loading %s: %w", where, err)
+	}
+	var l link.Link
+	switch {
+	case multi && ev.Kind == events.Fexit:
+		l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
+	case multi:
+		l, err = link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
+	case ev.Kind.IsReturn():
+		l, err = link.Kretprobe(sym, prog, opts)
+	default:
+		l, err = link.Kprobe(sym, prog, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("tracer: attaching %s: %w", where, err)
+	}
+	s.links = append(s.links, l)
+	return nil
+}
+
+// Plan returns the session's probes.
+func (s *Session) Plan() *Plan { return s.plan }
+
+// Decoder returns the session's record decoder.
+func (s *Session) Decoder() *Decoder { return s.decoder }
+
+// ErrTimeout is returned by Next when the deadline passed without a record.
+var ErrTimeout = os.ErrDeadlineExceeded
+
+// Next waits for the next record until deadline (zero: no deadline). The
+// record aliases a buffer reused by the following call. It returns
+// ErrTimeout at the deadline and ringbuf.ErrClosed after Close.
+func (s *Session) Next(deadline time.Time) (Record, error) {
+	s.reader.SetDeadline(deadline)
+	if err := s.reader.ReadInto(&s.rec); err != nil {
+		return Record{}, err
+	}
+	return s.decoder.Decode(s.rec.RawSample)
+}
+
+// Buffered returns the bytes waiting in the ring buffer.
+func (s *Session) Buffered() int { return s.reader.AvailableBytes() }
+
+// Stat is the hit count of one probe point.
+type Stat struct {
+	Probe        *Probe
+	Hits, Misses uint64
+}
+
+// Stats returns the hits (times the program ran) and misses (records the
+// full ring buffer refused) of every probe.
+func (s *Session) Stats() ([]Stat, error) {
+	out := make([]Stat, 0, len(s.plan.Probes))
+	for _, p := range s.plan.Probes {
+		h, m, err := s.maps.Counts(p.Index)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Stat{Probe: p, Hits: h, Misses: m})
+	}
+	return out, nil
+}
+
+// Detach closes every link: the probes stop firing, the records already
+// in the ring buffer can still be read.
+func (s *Session) Detach() error {
+	var errs []error
+	for _, l := range s.links {
+		errs = append(errs, l.Close())
+	}
+	s.links = nil
+	return errors.Join(errs...)
+}
+
+// Close detaches everything and releases the programs and maps.
+func (s *Session) Close() error {
+	errs := []error{s.Detach()}
+	if s.reader != nil {
+		errs = append(errs, s.reader.Close())
+	}
+	for _, p := range s.progs {
+		errs = append(errs, p.Close())
+	}
+	s.progs = nil
+	if s.maps != nil {
+		errs = append(errs, s.maps.Close())
+		s.maps = nil
+	}
+	return errors.Join(errs...)
+}
