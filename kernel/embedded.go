@@ -15,7 +15,9 @@ import (
 // embeddedBlob is the pinned 6.12 snapshot (Debian 6.12.95+deb12-cloud-amd64,
 // booted with nokaslr) without its kernel image, so that ktrace can validate
 // probe lines on machines without kprobes and builds never need the
-// snapshot directory.
+// snapshot directory. In place of the image it carries the text table
+// computed from it (see TextTable). The generator imports this package, so
+// regenerating after deleting the blob needs an empty placeholder file.
 //
 //go:embed snapshot-6.12.bin
 var embeddedBlob []byte
