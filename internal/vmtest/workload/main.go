@@ -1,0 +1,69 @@
+// Command workload is the deterministic load ktrace's VM tests trace. It
+// makes the same system calls with the same arguments on every run, so
+// that the kernel's own tracer and ktrace record, attached to the same
+// functions at the same time, must report the same event bodies:
+//
+//	for each round (default 3):
+//	  openat(AT_FDCWD, "/tmp/ktrace-wl/a.txt", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0644)
+//	  write(fd, "hello, ktrace\n", 14)
+//	  openat(AT_FDCWD, "/tmp/ktrace-wl/a.txt", O_RDONLY|O_CLOEXEC)
+//	  read(fd, buf, 90)
+//	  openat(AT_FDCWD, "/tmp/ktrace-wl/missing", O_RDONLY|O_CLOEXEC)  (ENOENT)
+//
+// Usage: workload [ROUNDS]
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+const (
+	dir     = "/tmp/ktrace-wl"
+	payload = "hello, ktrace\n"
+	readLen = 90
+)
+
+func main() {
+	rounds := 3
+	if len(os.Args) > 1 {
+		n, err := strconv.Atoi(os.Args[1])
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "workload: bad round count %q\n", os.Args[1])
+			os.Exit(2)
+		}
+		rounds = n
+	}
+	if err := syscall.Mkdir(dir, 0o755); err != nil && err != syscall.EEXIST {
+		fail("mkdir", err)
+	}
+	buf := make([]byte, readLen)
+	for i := 0; i < rounds; i++ {
+		fd, err := syscall.Open(dir+"/a.txt", syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+		if err != nil {
+			fail("open for writing", err)
+		}
+		if _, err := syscall.Write(fd, []byte(payload)); err != nil {
+			fail("write", err)
+		}
+		syscall.Close(fd)
+		fd, err = syscall.Open(dir+"/a.txt", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			fail("open for reading", err)
+		}
+		if _, err := syscall.Read(fd, buf); err != nil {
+			fail("read", err)
+		}
+		syscall.Close(fd)
+		if _, err := syscall.Open(dir+"/missing", syscall.O_RDONLY|syscall.O_CLOEXEC, 0); err != syscall.ENOENT {
+			fail("open of a missing file", err)
+		}
+	}
+}
+
+func fail(what string, err error) {
+	fmt.Fprintf(os.Stderr, "workload: %s: %v\n", what, err)
+	os.Exit(1)
+}
