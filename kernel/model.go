@@ -83,7 +83,8 @@ type Model struct {
 	modIdx  []int32 // module symbols sorted by address
 
 	ftraceListOnce sync.Once
-	ftraceList     []string
+	ftraceBare     []string // bare names in the ftrace set, sorted
+	ftraceMod      []string // "mod:func" entries, sorted
 
 	// The text table stands in for the kernel image in snapshots that
 	// ship without one (the embedded snapshot).

@@ -3,6 +3,7 @@ package kernel
 import (
 	"encoding/binary"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -493,24 +494,30 @@ func (m *Model) CheckFprobe(function string) (grammar.Code, syscall.Errno) {
 // FtraceMatch reports whether a function name or ftrace glob ('*', '?',
 // '[...]'), optionally prefixed by "mod:", matches an entry of
 // available_filter_functions.
+//
+// Globs are matched against sorted name lists built once per model; only
+// the entries sharing the glob's literal prefix (the text before its first
+// metacharacter) are tried, so "vfs_rea*" looks at a handful of names
+// rather than every traceable function.
 func (m *Model) FtraceMatch(pattern string) bool {
 	if !strings.ContainsAny(pattern, "*?[") {
 		return m.Ftraceable(pattern)
 	}
 	mod, glob := splitModSym(pattern)
-	m.ftraceListOnce.Do(func() {
-		m.ftraceList = make([]string, 0, len(m.ftrace))
-		for k := range m.ftrace {
-			m.ftraceList = append(m.ftraceList, k)
+	m.ftraceListOnce.Do(m.buildFtraceLists)
+	list, prefix := m.ftraceBare, glob[:globLiteralLen(glob)]
+	if mod != "" {
+		// Module entries are "mod:func"; a module part is compared
+		// literally, so it can narrow the range as a whole.
+		list, prefix = m.ftraceMod, mod+":"+prefix
+	}
+	lo, _ := slices.BinarySearch(list, prefix)
+	for _, name := range list[lo:] {
+		if !strings.HasPrefix(name, prefix) {
+			break
 		}
-		sort.Strings(m.ftraceList)
-	})
-	for _, name := range m.ftraceList {
 		nmod, nname := splitModSym(name)
-		if mod != "" && nmod != mod {
-			continue
-		}
-		if mod == "" && nmod != "" {
+		if nmod != mod {
 			continue
 		}
 		if ok, err := path.Match(glob, nname); err == nil && ok {
@@ -518,4 +525,28 @@ func (m *Model) FtraceMatch(pattern string) bool {
 		}
 	}
 	return false
+}
+
+// buildFtraceLists splits the ftrace set into the sorted lists FtraceMatch
+// searches: bare function names and "mod:func" entries.
+func (m *Model) buildFtraceLists() {
+	for k := range m.ftrace {
+		if strings.IndexByte(k, ':') >= 0 {
+			m.ftraceMod = append(m.ftraceMod, k)
+		} else {
+			m.ftraceBare = append(m.ftraceBare, k)
+		}
+	}
+	slices.Sort(m.ftraceBare)
+	slices.Sort(m.ftraceMod)
+}
+
+// globLiteralLen returns the length of the leading part of a path.Match
+// pattern that can only match itself: up to the first '*', '?', '[' or
+// escaping backslash.
+func globLiteralLen(glob string) int {
+	if i := strings.IndexAny(glob, "*?[\\"); i >= 0 {
+		return i
+	}
+	return len(glob)
 }
