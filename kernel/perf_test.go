@@ -74,3 +74,36 @@ func BenchmarkFtraceMatch(b *testing.B) {
 		m.FtraceMatch("vfs_rea*")
 	}
 }
+
+// TestTextTableLists checks the sorted-list forms of the text table's
+// address sets, including entries a generator could write out of order or
+// twice (the later one wins, as it did when they were hash maps).
+func TestTextTableLists(t *testing.T) {
+	s := addrSet{0x10, 0x20, 0x30}
+	for _, c := range []struct {
+		addr uint64
+		want bool
+	}{{0x10, true}, {0x20, true}, {0x30, true}, {0, false}, {0x11, false}, {0x31, false}} {
+		if got := s.has(c.addr); got != c.want {
+			t.Errorf("has(%#x) = %v, want %v", c.addr, got, c.want)
+		}
+	}
+	u := undecodableList{sym: []uint64{0x30, 0x10, 0x30, 0x20}, fail: []uint64{1, 2, 3, 4}}
+	u.sortKeepLast()
+	for _, c := range []struct {
+		sym, fail uint64
+		ok        bool
+	}{{0x10, 2, true}, {0x20, 4, true}, {0x30, 3, true}, {0x40, 0, false}} {
+		if fail, ok := u.lookup(c.sym); fail != c.fail || ok != c.ok {
+			t.Errorf("lookup(%#x) = %d, %v; want %d, %v", c.sym, fail, ok, c.fail, c.ok)
+		}
+	}
+	// Two undecodable entries for one symbol (delta 0): the later wins.
+	tab, err := parseTextTable([]byte{0, 2, 0x10, 1, 0, 5, 0, 0, 0, 0, 0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fail, ok := tab.undecodable.lookup(0x10); !ok || fail != 0x15 {
+		t.Errorf("undecodable(0x10) = %#x, %v; want 0x15, true", fail, ok)
+	}
+}

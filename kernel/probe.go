@@ -371,8 +371,7 @@ func (m *Model) hasFtraceLocation(fn Symbol) bool {
 				return m.imageFtraceSite(img, fn)
 			}
 		} else if t := m.loadTextTable(); t != nil {
-			_, ok := t.ftrace[fn.Addr]
-			return ok
+			return t.ftrace.has(fn.Addr)
 		}
 		return m.Ftraceable(fn.Name)
 	}
@@ -456,8 +455,7 @@ func (m *Model) startsWithEndbr(fn Symbol) bool {
 		}
 	}
 	if t := m.loadTextTable(); t != nil {
-		_, ok := t.endbr[fn.Addr]
-		return ok
+		return t.endbr.has(fn.Addr)
 	}
 	return fn.IsText() && m.hasFtraceLocation(fn)
 }

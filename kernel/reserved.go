@@ -169,11 +169,10 @@ func (m *Model) exceptionAt(addr uint64) (int3, exception bool) {
 		return false, false
 	}
 	if t := m.loadTextTable(); t != nil {
-		if _, ok := t.int3[addr]; ok {
+		if t.int3.has(addr) {
 			return true, true
 		}
-		_, ok := t.exception[addr]
-		return false, ok
+		return false, t.exception.has(addr)
 	}
 	return false, false
 }

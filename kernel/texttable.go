@@ -1,9 +1,11 @@
 package kernel
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -14,15 +16,60 @@ import (
 const FileTextTable = "text-table"
 
 // textTable is the decoded FileTextTable.
+//
+// The address sets are the member's sorted lists searched in place rather
+// than hash sets: building maps of a few hundred thousand addresses cost
+// the CLI most of a second per run, for the handful of lookups one probe
+// line needs.
 type textTable struct {
 	sections    []bitmapSection
-	undecodable map[uint64]uint64   // symbol address -> address where decoding failed
-	endbr       map[uint64]struct{} // symbol addresses starting with ENDBR64
-	ftrace      map[uint64]struct{} // symbol addresses with an ftrace call site
-	reserved    []reservedSite      // patch sites kprobes refuse, sorted
-	int3        map[uint64]struct{} // instruction starts holding int3
-	exception   map[uint64]struct{} // instruction starts holding another exception instruction
-	retSites    []uint64            // return-thunk jumps (see returnSites), sorted
+	undecodable undecodableList // symbol address -> address where decoding failed
+	endbr       addrSet         // symbol addresses starting with ENDBR64
+	ftrace      addrSet         // symbol addresses with an ftrace call site
+	reserved    []reservedSite  // patch sites kprobes refuse, sorted
+	int3        addrSet         // instruction starts holding int3
+	exception   addrSet         // instruction starts holding another exception instruction
+	retSites    addrSet         // return-thunk jumps (see returnSites), sorted
+}
+
+// addrSet is a sorted list of addresses.
+type addrSet []uint64
+
+func (s addrSet) has(addr uint64) bool {
+	_, ok := slices.BinarySearch(s, addr)
+	return ok
+}
+
+// undecodableList maps symbol addresses (sorted, unique) to the address
+// where decoding their instructions failed.
+type undecodableList struct {
+	sym, fail []uint64
+}
+
+// sortKeepLast orders the entries by symbol address, keeping the last
+// entry written for a repeated address.
+func (u *undecodableList) sortKeepLast() {
+	idx := make([]int, len(u.sym))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(u.sym[a], u.sym[b]) })
+	sym, fail := make([]uint64, 0, len(idx)), make([]uint64, 0, len(idx))
+	for _, i := range idx {
+		if n := len(sym); n > 0 && sym[n-1] == u.sym[i] {
+			fail[n-1] = u.fail[i]
+			continue
+		}
+		sym, fail = append(sym, u.sym[i]), append(fail, u.fail[i])
+	}
+	u.sym, u.fail = sym, fail
+}
+
+func (u *undecodableList) lookup(sym uint64) (uint64, bool) {
+	if i, ok := slices.BinarySearch(u.sym, sym); ok {
+		return u.fail[i], true
+	}
+	return 0, false
 }
 
 // bitmapSection marks instruction starts: bit i of bits is addr+i.
@@ -160,7 +207,8 @@ func parseTextTable(b []byte) (*textTable, error) {
 	if err != nil || n > uint64(len(b)) {
 		return nil, errTextTable
 	}
-	t.undecodable = make(map[uint64]uint64, n)
+	u := &t.undecodable
+	u.sym, u.fail = make([]uint64, 0, n), make([]uint64, 0, n)
 	prev := uint64(0)
 	for i := uint64(0); i < n; i++ {
 		d, err1 := next()
@@ -168,8 +216,17 @@ func parseTextTable(b []byte) (*textTable, error) {
 		if err1 != nil || err2 != nil {
 			return nil, errTextTable
 		}
+		if i > 0 && d == 0 {
+			// A repeated symbol: the later entry wins.
+			u.fail[len(u.fail)-1] = prev + o
+			continue
+		}
 		prev += d
-		t.undecodable[prev] = prev + o
+		u.sym = append(u.sym, prev)
+		u.fail = append(u.fail, prev+o)
+	}
+	if !slices.IsSorted(u.sym) {
+		u.sortKeepLast()
 	}
 	if n, err = next(); err != nil || n > uint64(len(b)) {
 		return nil, errTextTable
@@ -185,7 +242,7 @@ func parseTextTable(b []byte) (*textTable, error) {
 		t.reserved = append(t.reserved, reservedSite{addr: prev, size: b[0], kind: siteKind(b[1])})
 		b = b[2:]
 	}
-	for _, dst := range []*map[uint64]struct{}{&t.endbr, &t.ftrace, &t.int3, &t.exception, nil} {
+	for _, dst := range []*addrSet{&t.endbr, &t.ftrace, &t.int3, &t.exception, &t.retSites} {
 		if n, err = next(); err != nil || n > uint64(len(b)) {
 			return nil, errTextTable
 		}
@@ -199,15 +256,12 @@ func parseTextTable(b []byte) (*textTable, error) {
 			prev += d
 			list = append(list, prev)
 		}
-		if dst == nil {
-			t.retSites = list
-			continue
+		// The generator writes ascending deltas; anything else (a
+		// wrapped delta) is put in order rather than misread.
+		if !slices.IsSorted(list) {
+			slices.Sort(list)
 		}
-		set := make(map[uint64]struct{}, n)
-		for _, a := range list {
-			set[a] = struct{}{}
-		}
-		*dst = set
+		*dst = list
 	}
 	if len(b) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes", errTextTable, len(b))
@@ -244,7 +298,7 @@ func (t *textTable) boundary(sym Symbol, addr uint64) (ok, checked bool) {
 	if s.has(addr) {
 		return true, true
 	}
-	if fail, bad := t.undecodable[sym.Addr]; bad && fail < addr {
+	if fail, bad := t.undecodable.lookup(sym.Addr); bad && fail < addr {
 		return false, false // decoding stopped before addr
 	}
 	return false, true
