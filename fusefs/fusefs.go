@@ -30,6 +30,13 @@
 //     handle is flushed (close(2) then reports its error). Smaller requests
 //     are exactly one write(2) each and are executed as the kernel would.
 //
+// File sizes: tracefs reports size 0 for every file, and readers use read(2)
+// until end of file. Over FUSE, sendfile(2) and splice(2) (busybox cat uses
+// sendfile) go through the page cache, which stops at the inode size and
+// would find nothing; so a file's size on the mount is the length of its
+// content at the time of the stat. `test -s FILE` is therefore true for a
+// non-empty file here, where on tracefs it is always false.
+//
 // Without a probe backend tracefs never records events: trace_pipe reads end
 // at once (end of file), where the kernel would block until an event comes.
 package fusefs
@@ -244,6 +251,12 @@ func (n *node) fill(fi fs.FileInfo, p string, a *fuse.Attr) {
 	a.Ino = n.t.ino(p)
 	a.Mode = n.t.mode(fi.Mode())
 	a.Size = 0
+	if !fi.IsDir() {
+		// See "File sizes" in the package comment.
+		if b, err := n.t.fs.ReadFile(p); err == nil {
+			a.Size = uint64(len(b))
+		}
+	}
 	a.Nlink = 1
 	if fi.IsDir() {
 		a.Nlink = 2
