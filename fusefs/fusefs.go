@@ -89,6 +89,7 @@ type Options struct {
 
 // Server is a mounted tracefs.
 type Server struct {
+	t    *tree
 	dir  string
 	srv  *fuse.Server
 	once sync.Once
@@ -131,7 +132,15 @@ func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
 	}
-	return &Server{dir: dir, srv: srv}, nil
+	return &Server{t: root.t, dir: dir, srv: srv}, nil
+}
+
+// Locked runs f while no FUSE request is using the tracefs, for callers
+// that change the registry behind the mount (see tree.fsmu).
+func (s *Server) Locked(f func()) {
+	s.t.fsmu.Lock()
+	defer s.t.fsmu.Unlock()
+	f()
 }
 
 // Dir is the mount point.
@@ -180,6 +189,14 @@ func ClearStale(dir string) (bool, error) {
 type tree struct {
 	fs   *tracefs.FS
 	opts Options
+
+	// fsmu serialises the mount's calls into tracefs. tracefs and the
+	// events registry are safe for concurrent use as far as their own
+	// locks go, but the event list tracefs reads (events.Registry.Events)
+	// hands out the registry's live events, whose fields a concurrent
+	// removal or enable changes; one request at a time keeps FUSE clients
+	// from racing on them.
+	fsmu sync.Mutex
 
 	mu   sync.Mutex
 	inos map[string]uint64 // stable inode number per path
@@ -268,6 +285,8 @@ func (n *node) fill(fi fs.FileInfo, p string, a *fuse.Attr) {
 func ptr[T any](v T) *T { return &v }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	n.t.fsmu.Lock()
+	defer n.t.fsmu.Unlock()
 	p := path.Join(n.path, name)
 	fi, err := n.t.fs.Stat(p)
 	if err != nil {
@@ -280,6 +299,8 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 }
 
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	n.t.fsmu.Lock()
+	defer n.t.fsmu.Unlock()
 	ents, err := n.t.fs.ReadDir(n.path)
 	if err != nil {
 		return nil, errno(err)
@@ -296,6 +317,12 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 }
 
 func (n *node) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.t.fsmu.Lock()
+	defer n.t.fsmu.Unlock()
+	return n.getattr(out)
+}
+
+func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 	fi, err := n.t.fs.Stat(n.path)
 	if err != nil {
 		return errno(err)
@@ -308,6 +335,8 @@ func (n *node) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 // comment); other attribute changes are accepted and ignored, as tracefs
 // keeps no attributes worth changing.
 func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	n.t.fsmu.Lock()
+	defer n.t.fsmu.Unlock()
 	if sz, ok := in.GetSize(); ok {
 		if sz != 0 {
 			return syscall.EINVAL
@@ -318,20 +347,24 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 		}
 		h.Close()
 	}
-	return n.Getattr(ctx, f, out)
+	return n.getattr(out)
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	n.t.fsmu.Lock()
+	defer n.t.fsmu.Unlock()
 	h, err := n.t.fs.Open(n.path, int(flags))
 	if err != nil {
 		return nil, 0, errno(err)
 	}
 	control := n.path == "/kprobe_events" || n.path == "/dynamic_events"
-	return &handle{f: h, control: control}, fuse.FOPEN_DIRECT_IO, 0
+	return &handle{t: n.t, f: h, control: control}, fuse.FOPEN_DIRECT_IO, 0
 }
 
 // Create answers like tracefs: no file can be created in it.
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	n.t.fsmu.Lock()
+	defer n.t.fsmu.Unlock()
 	h, err := n.t.fs.Open(path.Join(n.path, name), int(flags)|os.O_CREATE)
 	if err != nil {
 		return nil, nil, 0, errno(err)
@@ -344,6 +377,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 
 // handle is one open file.
 type handle struct {
+	t       *tree
 	mu      sync.Mutex
 	f       *tracefs.File
 	off     int64  // read offset of f
@@ -359,6 +393,8 @@ var (
 )
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h.t.fsmu.Lock()
+	defer h.t.fsmu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if off != h.off {
@@ -386,6 +422,8 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 }
 
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	h.t.fsmu.Lock()
+	defer h.t.fsmu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	buf := data
@@ -417,6 +455,8 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 // Flush runs a held-back line (see the package comment); close(2) returns
 // its error.
 func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	h.t.fsmu.Lock()
+	defer h.t.fsmu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.pending) == 0 {
@@ -429,6 +469,8 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 }
 
 func (h *handle) Release(ctx context.Context) syscall.Errno {
+	h.t.fsmu.Lock()
+	defer h.t.fsmu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.f.Close()

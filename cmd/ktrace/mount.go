@@ -74,7 +74,7 @@ its header only and reads of trace_pipe end at once instead of blocking.`,
 			case <-done:
 				// Unmounted from outside (umount, fusermount -u).
 			}
-			detachAll(w)
+			srv.Locked(func() { detachAll(w) })
 			if err := srv.Unmount(); err != nil {
 				return failf(exitRejected, "mount: %w", err)
 			}
