@@ -61,9 +61,9 @@ type Model struct {
 	cpus    int
 	arch    *Arch
 
-	syms    []Symbol           // kallsyms order
-	byName  map[string][]int32 // name -> indices into syms
-	addrIdx []int32            // vmlinux symbols (any type) sorted by address, first alias per address
+	syms    []Symbol // kallsyms order
+	byName  symIndex // name -> indices into syms
+	addrIdx []int32  // vmlinux symbols (any type) sorted by address, first alias per address
 	modules map[string]bool
 
 	blacklist []addrRange // sorted by start
@@ -131,12 +131,8 @@ func (m *Model) Source() string { return m.source }
 // vmlinux only), in kallsyms order. More than one result is what makes the
 // kernel reject a probe with NON_UNIQ_SYMBOL.
 func (m *Model) Symbols(mod, name string) []Symbol {
-	idx := m.byName[name]
-	if len(idx) == 0 {
-		return nil
-	}
 	var out []Symbol
-	for _, i := range idx {
+	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
 		if m.syms[i].Module == mod {
 			out = append(out, m.syms[i])
 		}
@@ -146,10 +142,9 @@ func (m *Model) Symbols(mod, name string) []Symbol {
 
 // AllSymbols returns every kallsyms entry named name, vmlinux and modules.
 func (m *Model) AllSymbols(name string) []Symbol {
-	idx := m.byName[name]
-	out := make([]Symbol, len(idx))
-	for j, i := range idx {
-		out[j] = m.syms[i]
+	out := []Symbol{}
+	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
+		out = append(out, m.syms[i])
 	}
 	return out
 }

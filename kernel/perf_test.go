@@ -1,8 +1,14 @@
 package kernel
 
 import (
+	"bytes"
+	"encoding/binary"
 	"path"
+	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/ktrace-dev/ktrace/kernel/internal/blob"
 )
 
 // ftraceMatchScan is the definition FtraceMatch's indexed search must agree
@@ -105,5 +111,140 @@ func TestTextTableLists(t *testing.T) {
 	}
 	if fail, ok := tab.undecodable.lookup(0x10); !ok || fail != 0x15 {
 		t.Errorf("undecodable(0x10) = %#x, %v; want 0x15, true", fail, ok)
+	}
+}
+
+// embeddedArchive indexes the embedded blob for the load benchmarks.
+func embeddedArchive(tb testing.TB) *blob.Archive {
+	a, err := blob.Parse(embeddedBlob)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// BenchmarkLoadEmbedded measures what every ktrace run pays before its
+// first line: building the embedded model (decompression and parsing).
+func BenchmarkLoadEmbedded(b *testing.B) {
+	a := embeddedArchive(b)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := load(snapshotSource{name: "embedded", read: a.Read, has: a.Has}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseKallsyms measures the kallsyms parse alone.
+func BenchmarkParseKallsyms(b *testing.B) {
+	raw, err := embeddedArchive(b).Read(FileKallsyms)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := &Model{}
+		if err := m.parseKallsyms(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTextTable measures decompressing and decoding the embedded
+// text table, which the first kprobe line of a run needs.
+func BenchmarkTextTable(b *testing.B) {
+	a := embeddedArchive(b)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		raw, err := a.Read(FileTextTable)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := parseTextTable(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestParseHex64 checks the kallsyms address parser against
+// strconv.ParseUint(s, 16, 64), whose results it must reproduce.
+func TestParseHex64(t *testing.T) {
+	for _, s := range []string{
+		"", "0", "ffffffff81000000", "FFFFFFFF81000000", "0000000000000000",
+		"ffffffffffffffff", "10000000000000000", "000000000000000000001", "0x10",
+		"-1", "+1", "g", "12 ", "1_0", "fffffffffffffffff",
+	} {
+		want, err := strconv.ParseUint(s, 16, 64)
+		got, ok := parseHex64(s)
+		if ok != (err == nil) || (ok && got != want) {
+			t.Errorf("parseHex64(%q) = %#x, %v; ParseUint: %#x, %v", s, got, ok, want, err)
+		}
+	}
+}
+
+// TestSymIndex checks name lookups through the hash index: kallsyms order
+// within a name, names absent, and an index over no symbols.
+func TestSymIndex(t *testing.T) {
+	syms := []Symbol{
+		{Name: "a"}, {Name: "b"}, {Name: "a", Module: "m"}, {Name: "c"},
+		{Name: "a", Module: "n"}, {Name: "b", Module: "m"},
+	}
+	for i := 0; i < 100; i++ {
+		syms = append(syms, Symbol{Name: "s" + strconv.Itoa(i)})
+	}
+	var x symIndex
+	x.build(syms)
+	chain := func(name string) []int32 {
+		var out []int32
+		for i := x.first(syms, name); i >= 0; i = x.next[i] {
+			out = append(out, i)
+		}
+		return out
+	}
+	for name, want := range map[string][]int32{"a": {0, 2, 4}, "b": {1, 5}, "c": {3}, "s99": {105}, "d": nil, "": nil} {
+		if got := chain(name); !slices.Equal(got, want) {
+			t.Errorf("chain(%q) = %v, want %v", name, got, want)
+		}
+	}
+	var empty symIndex
+	if i := empty.first(nil, "a"); i != -1 {
+		t.Errorf("empty index: first = %d", i)
+	}
+}
+
+// TestAddrRuns checks the run form of an address set against the list it
+// was built from, including a list the decoder must sort first.
+func TestAddrRuns(t *testing.T) {
+	list := []uint64{3, 4, 5, 5, 9, 20, 21, 23}
+	var enc []byte
+	prev := uint64(0)
+	for _, a := range list {
+		enc = binary.AppendUvarint(enc, a-prev)
+		prev = a
+	}
+	// 7, 2 wraps to 2 (7 then 7+(2-7)), so the decoder must sort.
+	two, seven := uint64(2), uint64(7)
+	wrapped := binary.AppendUvarint(binary.AppendUvarint(nil, seven), two-seven)
+	for _, c := range []struct {
+		enc  []byte
+		n    uint64
+		want []uint64
+	}{
+		{enc, uint64(len(list)), list},
+		{wrapped, 2, []uint64{2, 7}},
+	} {
+		r, rest, err := decodeAddrRuns(append(c.enc, 0xaa), c.n)
+		if err != nil || !bytes.Equal(rest, []byte{0xaa}) {
+			t.Fatalf("decodeAddrRuns: rest %x, %v", rest, err)
+		}
+		for a := uint64(0); a < 30; a++ {
+			if got, want := r.has(a), slices.Contains(c.want, a); got != want {
+				t.Errorf("%v: has(%d) = %v, want %v", c.want, a, got, want)
+			}
+		}
+	}
+	if _, _, err := decodeAddrRuns([]byte{0x80}, 1); err == nil {
+		t.Error("truncated varint accepted")
 	}
 }

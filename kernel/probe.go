@@ -44,7 +44,7 @@ type KprobeSite struct {
 // "mod:sym").
 func (m *Model) LookupName(sym string) (uint64, bool) {
 	mod, name := splitModSym(sym)
-	for _, i := range m.byName[name] {
+	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
 		if m.syms[i].Module == mod {
 			return m.syms[i].Addr, true
 		}
@@ -62,12 +62,9 @@ func (m *Model) LookupName(sym string) (uint64, bool) {
 // EADDRNOTAVAIL for a non-unique one, 6.12 EINVAL for both).
 func (m *Model) NumberOfSameSymbols(sym string) int {
 	mod, name := splitModSym(sym)
-	if mod == "" {
-		return len(m.byName[name])
-	}
 	n := 0
-	for _, i := range m.byName[name] {
-		if m.syms[i].Module == mod {
+	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
+		if mod == "" || m.syms[i].Module == mod {
 			n++
 		}
 	}

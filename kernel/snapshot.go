@@ -2,10 +2,12 @@ package kernel
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,9 +157,9 @@ func (m *Model) parseKallsyms(b []byte) error {
 	all := string(b)
 	n := strings.Count(all, "\n") + 1
 	m.syms = make([]Symbol, 0, n)
-	m.byName = make(map[string][]int32, n)
 	m.modules = make(map[string]bool)
 	lineNo := 0
+	lastMod := ""
 	for rest := all; len(rest) > 0; {
 		lineNo++
 		var line string
@@ -173,8 +175,8 @@ func (m *Model) parseKallsyms(b []byte) error {
 		if sp <= 0 || len(line) < sp+4 || line[sp+2] != ' ' {
 			return fmt.Errorf("line %d: malformed entry %q", lineNo, line)
 		}
-		addr, err := strconv.ParseUint(line[:sp], 16, 64)
-		if err != nil {
+		addr, ok := parseHex64(line[:sp])
+		if !ok {
 			return fmt.Errorf("line %d: bad address %q", lineNo, line[:sp])
 		}
 		typ := line[sp+1]
@@ -187,32 +189,73 @@ func (m *Model) parseKallsyms(b []byte) error {
 				return fmt.Errorf("line %d: malformed module %q", lineNo, mod)
 			}
 			mod = mod[1 : len(mod)-1]
-			m.modules[mod] = true
+			if mod != lastMod {
+				m.modules[mod] = true
+				lastMod = mod
+			}
 		}
 		if name == "" {
 			return fmt.Errorf("line %d: empty symbol name", lineNo)
 		}
-		idx := int32(len(m.syms))
 		m.syms = append(m.syms, Symbol{Name: name, Module: mod, Addr: addr, Type: typ})
-		m.byName[name] = append(m.byName[name], idx)
 	}
 	if len(m.syms) == 0 {
 		return errors.New("no symbols")
 	}
+	m.byName.build(m.syms)
 	m.sizeSymbols()
 	return nil
 }
 
+// parseHex64 is strconv.ParseUint(s, 16, 64) without the error value:
+// kallsyms addresses are read by the hundred thousand.
+func parseHex64(s string) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		if v>>60 != 0 {
+			return 0, false // overflow
+		}
+		v = v<<4 | uint64(d)
+	}
+	return v, true
+}
+
 // sizeSymbols assigns sizes and builds the vmlinux address index.
 func (m *Model) sizeSymbols() {
-	// Group by module; vmlinux is "".
+	// Group by module; vmlinux is "". Kallsyms lists each module's
+	// symbols together, so the group is found once per run of lines.
 	groups := make(map[string][]int32)
+	vmlinux := make([]int32, 0, len(m.syms))
 	for i := range m.syms {
 		mod := m.syms[i].Module
+		if mod == "" {
+			vmlinux = append(vmlinux, int32(i))
+			continue
+		}
 		groups[mod] = append(groups[mod], int32(i))
 	}
+	groups[""] = vmlinux
+	byAddr := func(a, b int32) int { return cmp.Compare(m.syms[a].Addr, m.syms[b].Addr) }
 	for mod, g := range groups {
-		sort.SliceStable(g, func(a, b int) bool { return m.syms[g[a]].Addr < m.syms[g[b]].Addr })
+		// The vmlinux part of kallsyms is already in address order.
+		if !slices.IsSortedFunc(g, byAddr) {
+			slices.SortStableFunc(g, byAddr)
+		}
 		// Walk runs of equal addresses; each run's size is the gap to the next run.
 		for i := 0; i < len(g); {
 			j := i
@@ -274,11 +317,17 @@ func parseBlacklist(b []byte) ([]addrRange, error) {
 // line, module functions followed by " [module]". Both "func" and
 // "module:func" are indexed for module functions.
 func parseFilterFunctions(b []byte) map[string]struct{} {
-	set := make(map[string]struct{}, bytes.Count(b, []byte{'\n'})+1)
-	for len(b) > 0 {
-		var line []byte
-		line, b = nextLine(b)
-		s := strings.TrimSpace(string(line))
+	// As for kallsyms, names are substrings of one copy of the text.
+	all := string(b)
+	set := make(map[string]struct{}, strings.Count(all, "\n")+1)
+	for len(all) > 0 {
+		var line string
+		if i := strings.IndexByte(all, '\n'); i >= 0 {
+			line, all = all[:i], all[i+1:]
+		} else {
+			line, all = all, ""
+		}
+		s := strings.TrimSpace(line)
 		if s == "" {
 			continue
 		}

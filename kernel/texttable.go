@@ -27,7 +27,7 @@ type textTable struct {
 	endbr       addrSet         // symbol addresses starting with ENDBR64
 	ftrace      addrSet         // symbol addresses with an ftrace call site
 	reserved    []reservedSite  // patch sites kprobes refuse, sorted
-	int3        addrSet         // instruction starts holding int3
+	int3        addrRuns        // instruction starts holding int3
 	exception   addrSet         // instruction starts holding another exception instruction
 	retSites    addrSet         // return-thunk jumps (see returnSites), sorted
 }
@@ -38,6 +38,87 @@ type addrSet []uint64
 func (s addrSet) has(addr uint64) bool {
 	_, ok := slices.BinarySearch(s, addr)
 	return ok
+}
+
+// decodeAddrList reads n delta-encoded addresses from b and returns them
+// sorted with the rest of b. The generator writes ascending deltas;
+// anything else (a wrapped delta) is put in order rather than misread.
+func decodeAddrList(b []byte, n uint64) ([]uint64, []byte, error) {
+	list := make([]uint64, 0, n)
+	prev := uint64(0)
+	for i := uint64(0); i < n; i++ {
+		d, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, nil, errTextTable
+		}
+		b = b[k:]
+		prev += d
+		list = append(list, prev)
+	}
+	if !slices.IsSorted(list) {
+		slices.Sort(list)
+	}
+	return list, b, nil
+}
+
+// decodeAddrRuns is decodeAddrList for a list stored as runs, without
+// materialising the addresses when they come in order.
+func decodeAddrRuns(b []byte, n uint64) (addrRuns, []byte, error) {
+	var r addrRuns
+	rest, prev := b, uint64(0)
+	for i := uint64(0); i < n; i++ {
+		var v uint64
+		var k int
+		if len(rest) > 0 && rest[0] < 0x80 {
+			v, k = uint64(rest[0]), 1 // the common one-byte delta
+		} else if v, k = binary.Uvarint(rest); k <= 0 {
+			return addrRuns{}, nil, errTextTable
+		}
+		if prev+v < prev {
+			// Wrapped: out of order, sort a full list instead.
+			list, rest, err := decodeAddrList(b, n)
+			if err != nil {
+				return addrRuns{}, nil, err
+			}
+			return runsOf(list), rest, nil
+		}
+		rest = rest[k:]
+		prev += v
+		r.add(prev)
+	}
+	return r, rest, nil
+}
+
+// addrRuns is a set of addresses stored as sorted, disjoint runs of
+// consecutive addresses [start[i], end[i]).
+type addrRuns struct {
+	start, end []uint64
+}
+
+// add appends addr, which must not be below the last address added.
+func (r *addrRuns) add(addr uint64) {
+	if k := len(r.end); k > 0 && addr <= r.end[k-1] {
+		if addr == r.end[k-1] {
+			r.end[k-1]++
+		}
+		return
+	}
+	r.start = append(r.start, addr)
+	r.end = append(r.end, addr+1)
+}
+
+func (r *addrRuns) has(addr uint64) bool {
+	i, found := slices.BinarySearch(r.start, addr)
+	return found || (i > 0 && addr < r.end[i-1])
+}
+
+// runsOf builds the runs of a sorted list.
+func runsOf(sorted []uint64) addrRuns {
+	var r addrRuns
+	for _, a := range sorted {
+		r.add(a)
+	}
+	return r
 }
 
 // undecodableList maps symbol addresses (sorted, unique) to the address
@@ -242,24 +323,21 @@ func parseTextTable(b []byte) (*textTable, error) {
 		t.reserved = append(t.reserved, reservedSite{addr: prev, size: b[0], kind: siteKind(b[1])})
 		b = b[2:]
 	}
-	for _, dst := range []*addrSet{&t.endbr, &t.ftrace, &t.int3, &t.exception, &t.retSites} {
+	for _, dst := range []*addrSet{&t.endbr, &t.ftrace, nil, &t.exception, &t.retSites} {
 		if n, err = next(); err != nil || n > uint64(len(b)) {
 			return nil, errTextTable
 		}
-		list := make([]uint64, 0, n)
-		prev = 0
-		for i := uint64(0); i < n; i++ {
-			d, err := next()
-			if err != nil {
-				return nil, errTextTable
+		if dst == nil {
+			// The int3 list (several million addresses, mostly the
+			// padding between functions) is kept as runs.
+			if t.int3, b, err = decodeAddrRuns(b, n); err != nil {
+				return nil, err
 			}
-			prev += d
-			list = append(list, prev)
+			continue
 		}
-		// The generator writes ascending deltas; anything else (a
-		// wrapped delta) is put in order rather than misread.
-		if !slices.IsSorted(list) {
-			slices.Sort(list)
+		var list []uint64
+		if list, b, err = decodeAddrList(b, n); err != nil {
+			return nil, err
 		}
 		*dst = list
 	}
