@@ -3,6 +3,7 @@ package fetchargs
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // OpCode is one instruction of a fetch program, mirroring the kernel's
@@ -122,11 +123,21 @@ type program struct {
 	ins [fetchInsnMax]Op
 }
 
-func newProgram() *program {
-	p := &program{}
+// programs recycles the 1 KiB instruction buffers: one is needed per
+// argument only while it is parsed, and allocating it was most of the
+// memory a probe line cost.
+var programs = sync.Pool{New: func() any { return new(program) }}
+
+// getProgram returns an empty program (all NOP, then END).
+func getProgram() *program {
+	p := programs.Get().(*program)
+	*p = program{}
 	p.ins[fetchInsnMax-1].Code = OpEnd
 	return p
 }
+
+// putProgram recycles p, which must no longer be used.
+func putProgram(p *program) { programs.Put(p) }
 
 const progEnd = fetchInsnMax - 1
 

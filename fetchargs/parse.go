@@ -75,6 +75,11 @@ func Parse(ctx *Context, tok Token, index int, prev []*Arg) (*Arg, error) {
 	p := &parser{c: ctx, r: ctx.rulesOf(), flags: ctx.flags(), prev: prev}
 	p.lg.index = tok.LogIndex
 	a, errno := p.parseArg(tok.Text, index)
+	if p.prog != nil {
+		// The argument holds a copy of the ops (program.ops).
+		putProgram(p.prog)
+		p.prog = nil
+	}
 	if errno != 0 {
 		pending := ctx.pending
 		ctx.pending = nil
@@ -219,7 +224,10 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 		}
 	}
 
-	p.prog = newProgram()
+	if p.prog != nil {
+		putProgram(p.prog)
+	}
+	p.prog = getProgram()
 	pc := 0
 	p.lastType = nil
 	if errno := p.parseProbeArg(arg, &pc); errno != 0 {
