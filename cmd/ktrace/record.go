@@ -14,11 +14,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cilium/ebpf/ringbuf"
 	"github.com/spf13/cobra"
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/tracer"
 )
+
+// drainTime bounds reading what is left in the ring buffer once record
+// stops.
+const drainTime = 2 * time.Second
 
 // recordOpts are the flags of ktrace record.
 type recordOpts struct {
@@ -191,10 +196,26 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		format = sess.Decoder().AppendJSON
 	}
 	var buf []byte
+	self := uint32(os.Getpid())
 	draining := false
+	var drainUntil time.Time
 	childErr := error(nil)
 loop:
 	for o.count == 0 || total < o.count {
+		if !draining {
+			select {
+			case <-ctx.Done():
+				draining = true
+			case childErr = <-done:
+				draining = true
+			default:
+			}
+			if draining {
+				// Read what the ring buffer holds, for at most drainTime
+				// on a system that keeps producing events.
+				drainUntil = time.Now().Add(drainTime)
+			}
+		}
 		deadline := time.Now().Add(100 * time.Millisecond)
 		r, err := sess.Next(deadline)
 		switch {
@@ -203,19 +224,16 @@ loop:
 			if draining {
 				break loop
 			}
-			select {
-			case <-ctx.Done():
-				draining = true
-			case childErr = <-done:
-				draining = true
-			default:
-			}
 			continue
+		case errors.Is(err, ringbuf.ErrClosed):
+			break loop
 		case err != nil:
 			bad++
 			continue
 		}
-		if filter != nil && !filter(&r) {
+		// ktrace's own system calls (writing this output) would feed back
+		// into vfs_write and similar probes forever.
+		if r.Tgid() == self || (filter != nil && !filter(&r)) {
 			continue
 		}
 		buf = format(buf[:0], &r)
@@ -224,6 +242,9 @@ loop:
 		printed[r.Probe.Event]++
 		if sess.Buffered() == 0 {
 			w.Flush()
+		}
+		if draining && time.Now().After(drainUntil) {
+			break
 		}
 	}
 	w.Flush()
