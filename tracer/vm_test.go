@@ -199,8 +199,8 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef) *bootRun {
 	out, err := vmtest.Run(ctx, k, vmtest.Guest{
 		Script: sc.String(),
 		Files: map[string][]byte{
-			"/bin/ktrace":                  kt,
-			"/bin/workload":                wl,
+			"/bin/ktrace":                 kt,
+			"/bin/workload":               wl,
 			"/boot/config-" + m.Release(): config,
 		},
 		Stats: &st,
