@@ -21,9 +21,9 @@ type Registry struct {
 	mu      sync.Mutex
 	model   *kernel.Model
 	dialect *grammar.Dialect
-	probes  []*Probe // every probe, in creation order: the readback order
-	events  []*Event // every event, in creation order
-	ids     map[int]bool
+	probes  []*Probe     // every probe, in creation order: the readback order
+	events  []*Event     // every event, in creation order
+	ids     map[int]bool // allocated event IDs; nil until the first event
 	firstID int
 }
 
@@ -44,7 +44,7 @@ func NewRegistry(m *kernel.Model, d *grammar.Dialect) *Registry {
 	if !ok {
 		first = firstEventID["6.12"]
 	}
-	return &Registry{model: m, dialect: d, ids: map[int]bool{}, firstID: first}
+	return &Registry{model: m, dialect: d, firstID: first}
 }
 
 // Dialect returns the registry's kernel dialect.
@@ -278,6 +278,9 @@ func (r *Registry) allocID() int {
 	id := r.firstID
 	for r.ids[id] {
 		id++
+	}
+	if r.ids == nil {
+		r.ids = make(map[int]bool)
 	}
 	r.ids[id] = true
 	return id

@@ -3,6 +3,7 @@ package fetchargs
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -149,7 +150,7 @@ func (p *parser) generateName(text string, index int) string {
 			return text[:end]
 		}
 	}
-	return fmt.Sprintf("arg%d", index+1)
+	return "arg" + strconv.Itoa(index+1)
 }
 
 // parseBody is traceprobe_parse_probe_arg_body.

@@ -48,7 +48,36 @@ func (m *Model) loadBTF() {
 // FuncProto returns the BTF function named name and its prototype, as the
 // kernel's BTF argument support looks it up (the BTF_KIND_FUNC of that name
 // with the lowest type ID).
+//
+// Every probe line with BTF arguments asks for its function, so results
+// (found or not) are remembered per name, up to funcProtoCacheMax names.
 func (m *Model) FuncProto(name string) (*btf.Func, *btf.FuncProto, error) {
+	if v, ok := m.protoCache.Load(name); ok {
+		r := v.(*funcProtoResult)
+		return r.fn, r.proto, r.err
+	}
+	fn, proto, err := m.funcProto(name)
+	if m.protoCacheLen.Load() < funcProtoCacheMax {
+		if _, loaded := m.protoCache.LoadOrStore(name, &funcProtoResult{fn, proto, err}); !loaded {
+			m.protoCacheLen.Add(1)
+		}
+	}
+	return fn, proto, err
+}
+
+// funcProtoCacheMax bounds the FuncProto cache: names come from user
+// input, and a long-running ktrace (a FUSE mount) must not grow without
+// limit.
+const funcProtoCacheMax = 1 << 14
+
+type funcProtoResult struct {
+	fn    *btf.Func
+	proto *btf.FuncProto
+	err   error
+}
+
+// funcProto is FuncProto without the cache.
+func (m *Model) funcProto(name string) (*btf.Func, *btf.FuncProto, error) {
 	spec := m.BTF()
 	if spec == nil {
 		return nil, nil, m.btfErr

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cilium/ebpf/btf"
 )
@@ -75,6 +76,9 @@ type Model struct {
 	btfOpen func() ([]byte, error) // nil when the snapshot has no BTF
 	btfSpec *btf.Spec
 	btfErr  error
+
+	protoCache    sync.Map // function name -> *funcProtoResult (FuncProto)
+	protoCacheLen atomic.Int64
 
 	boundsOnce sync.Once
 	kb         kernelBounds

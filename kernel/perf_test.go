@@ -248,3 +248,25 @@ func TestAddrRuns(t *testing.T) {
 		t.Error("truncated varint accepted")
 	}
 }
+
+// TestFuncProtoCache checks that remembered FuncProto results are the
+// ones a fresh lookup gives, for a function, a name with no BTF function
+// and the second call of each.
+func TestFuncProtoCache(t *testing.T) {
+	m, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"vfs_read", "no_such_function_in_btf", "jiffies"} {
+		fn0, proto0, err0 := m.funcProto(name)
+		for i := 0; i < 2; i++ {
+			fn, proto, err := m.FuncProto(name)
+			if fn != fn0 || proto != proto0 || (err == nil) != (err0 == nil) {
+				t.Errorf("FuncProto(%q) call %d = %v, %v, %v; uncached %v, %v, %v", name, i, fn, proto, err, fn0, proto0, err0)
+			}
+			if err != nil && err0 != nil && err.Error() != err0.Error() {
+				t.Errorf("FuncProto(%q) error %q, uncached %q", name, err, err0)
+			}
+		}
+	}
+}
