@@ -453,3 +453,91 @@ func TestPermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestBigWriteLikeKernel repeats a VM transcript (6.12, `dd bs=1M` into
+// kprobe_events, one write(2)): 500 lines and a last one without newline,
+// 7906 bytes across the kernel's 4095-byte chunks, all apply; in a write
+// whose line 301 is bad, the 300 before it stay, the write fails with
+// EINVAL and the line after it never runs.
+func TestBigWriteLikeKernel(t *testing.T) {
+	requireFUSE(t)
+	w := newWorld(t, "6.12")
+	mnt, _ := mountWorld(t, w, fusefs.Options{})
+	kp := filepath.Join(mnt, "kprobe_events")
+	oneWrite := func(data []byte) error {
+		f, err := os.OpenFile(kp, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		n, err := syscall.Write(int(f.Fd()), data)
+		if err == nil && n != len(data) {
+			t.Fatalf("short write %d of %d", n, len(data))
+		}
+		return err
+	}
+	var b bytes.Buffer
+	for i := 0; i < 500; i++ {
+		fmt.Fprintf(&b, "p:c%d vfs_read\n", i)
+	}
+	b.WriteString("p:last vfs_write")
+	if b.Len() != 7906 {
+		t.Fatalf("test data is %d bytes, the VM's was 7906", b.Len())
+	}
+	if err := oneWrite(b.Bytes()); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if n := len(w.reg.Events()); n != 501 {
+		t.Errorf("%d events, want 501", n)
+	}
+	f, err := os.OpenFile(kp, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b.Reset()
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&b, "p:d%d vfs_read\n", i)
+	}
+	b.WriteString("p:bad vfs_read %zz\np:after vfs_read\n")
+	if err := oneWrite(b.Bytes()); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("write with a bad line: %v, want EINVAL", err)
+	}
+	if n := len(w.reg.Events()); n != 300 {
+		t.Errorf("%d events, want 300", n)
+	}
+	if w.reg.Event("kprobes", "after") != nil {
+		t.Errorf("the line after the bad one ran")
+	}
+}
+
+// TestTracePipeWithoutBackend documents trace_pipe on a mount without a
+// probe backend: a read ends at once with end of file, even with an event
+// enabled (the kernel would block until an event arrives).
+func TestTracePipeWithoutBackend(t *testing.T) {
+	requireFUSE(t)
+	mnt, _ := mountWorld(t, newWorld(t, "6.12"), fusefs.Options{})
+	if err := os.WriteFile(filepath.Join(mnt, "kprobe_events"), []byte("p:myev vfs_read\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "events/kprobes/myev/enable"), []byte("1\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		b, err := os.ReadFile(filepath.Join(mnt, "trace_pipe"))
+		if err == nil && len(b) != 0 {
+			err = fmt.Errorf("trace_pipe read %q", b)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("trace_pipe read blocked")
+	}
+	os.WriteFile(filepath.Join(mnt, "events/kprobes/myev/enable"), []byte("0\n"), 0)
+}
