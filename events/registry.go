@@ -21,9 +21,9 @@ type Registry struct {
 	mu      sync.Mutex
 	model   *kernel.Model
 	dialect *grammar.Dialect
-	probes  []*Probe     // every probe, in creation order: the readback order
-	events  []*Event     // every event, in creation order
-	ids     map[int]bool // allocated event IDs; nil until the first event
+	probes  []*Probe // every probe, in creation order: the readback order
+	events  []*Event // every event, in creation order
+	idUsed  []bool   // idUsed[i]: event ID firstID+i is allocated
 	firstID int
 }
 
@@ -268,22 +268,23 @@ func (r *Registry) freeProbe(p *Probe) syscall.Errno {
 				break
 			}
 		}
-		delete(r.ids, ev.ID)
+		if i := ev.ID - r.firstID; i >= 0 && i < len(r.idUsed) {
+			r.idUsed[i] = false
+		}
 	}
 	return 0
 }
 
 // allocID returns the lowest free event ID.
 func (r *Registry) allocID() int {
-	id := r.firstID
-	for r.ids[id] {
-		id++
+	for i, used := range r.idUsed {
+		if !used {
+			r.idUsed[i] = true
+			return r.firstID + i
+		}
 	}
-	if r.ids == nil {
-		r.ids = make(map[int]bool)
-	}
-	r.ids[id] = true
-	return id
+	r.idUsed = append(r.idUsed, true)
+	return r.firstID + len(r.idUsed) - 1
 }
 
 // addEvent registers a new event with its first probe.
