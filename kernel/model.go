@@ -21,6 +21,7 @@ package kernel
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -65,7 +66,10 @@ type Model struct {
 	syms    []Symbol // kallsyms order
 	byName  symIndex // name -> indices into syms
 	addrIdx []int32  // vmlinux symbols (any type) sorted by address, first alias per address
-	modules map[string]bool
+	// addrKeys[i] is syms[addrIdx[i]].Addr: address lookups binary-search
+	// this compact array instead of chasing indices into syms.
+	addrKeys []uint64
+	modules  map[string]bool
 
 	blacklist []addrRange // sorted by start
 	blMerged  []addrRange // union of the blacklist ranges, sorted
@@ -164,7 +168,7 @@ func (m *Model) ModuleLoaded(mod string) bool { return m.modules[mod] }
 // address, as kallsyms_lookup picks), provided it is a text symbol and addr
 // lies within its size.
 func (m *Model) FuncAt(addr uint64) (Symbol, bool) {
-	i := sort.Search(len(m.addrIdx), func(i int) bool { return m.syms[m.addrIdx[i]].Addr > addr })
+	i := m.addrUpper(addr)
 	if i == 0 {
 		return Symbol{}, false
 	}
@@ -175,10 +179,21 @@ func (m *Model) FuncAt(addr uint64) (Symbol, bool) {
 	return s, true
 }
 
+// addrUpper returns the number of vmlinux symbol addresses (first alias
+// per address) not above addr: the index in addrIdx just past the
+// candidate symbol for addr.
+func (m *Model) addrUpper(addr uint64) int {
+	i, found := slices.BinarySearch(m.addrKeys, addr)
+	if found {
+		i++ // addresses are unique in addrKeys
+	}
+	return i
+}
+
 // SymbolAt returns the vmlinux symbol of any type that covers addr, the way
 // kallsyms_lookup resolves an address for "%pS".
 func (m *Model) SymbolAt(addr uint64) (Symbol, bool) {
-	i := sort.Search(len(m.addrIdx), func(i int) bool { return m.syms[m.addrIdx[i]].Addr > addr })
+	i := m.addrUpper(addr)
 	if i == 0 {
 		return Symbol{}, false
 	}

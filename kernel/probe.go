@@ -114,8 +114,7 @@ func (m *Model) lookupSizeOffset(addr uint64) (Symbol, bool) {
 		inKernel = addr >= b.stext && addr < b.etext
 	}
 	if inKernel {
-		i := sort.Search(len(m.addrIdx), func(i int) bool { return m.syms[m.addrIdx[i]].Addr > addr })
-		if i > 0 {
+		if i := m.addrUpper(addr); i > 0 {
 			return m.syms[m.addrIdx[i-1]], true
 		}
 		return Symbol{}, false

@@ -281,6 +281,10 @@ func (m *Model) sizeSymbols() {
 				text = append(text, s)
 			}
 			m.addrIdx = text
+			m.addrKeys = make([]uint64, len(text))
+			for i, s := range text {
+				m.addrKeys[i] = m.syms[s].Addr
+			}
 		}
 	}
 }
