@@ -67,6 +67,64 @@ type Context struct {
 	logRewrites map[int]string
 	rulesSet    bool
 	rules       rules
+	prevIdx     prevIndex
+}
+
+// prevIndex remembers, for the argument list Parse was last given (each
+// call normally passes the previous list plus the argument it accepted),
+// the total size of the arguments and, past a few of them, their names.
+// The kernel scans every earlier argument for both checks; with up to 128
+// arguments per probe that is quadratic, so ktrace keeps the running
+// values instead. Arguments do not change after Parse returns them.
+type prevIndex struct {
+	args  []*Arg // the list indexed; shares the caller's backing array
+	last  *Arg   // args[len(args)-1] when it was indexed
+	size  int    // sum of args[i].Size
+	names map[string]struct{}
+}
+
+// prevNamesMin is the list length from which names are looked up in a set
+// rather than scanned.
+const prevNamesMin = 16
+
+// update makes x describe prev, extending it when prev continues the list
+// indexed so far and rebuilding it otherwise.
+func (x *prevIndex) update(prev []*Arg) {
+	n := len(x.args)
+	if n > len(prev) || (n > 0 && (&x.args[n-1] != &prev[n-1] || x.last != prev[n-1])) {
+		*x = prevIndex{}
+		n = 0
+	}
+	for _, a := range prev[n:] {
+		x.size += a.Size
+	}
+	if len(prev) >= prevNamesMin {
+		if x.names == nil {
+			x.names = make(map[string]struct{}, 2*len(prev))
+			n = 0
+		}
+		for _, a := range prev[n:] {
+			x.names[a.Name] = struct{}{}
+		}
+	}
+	x.args = prev
+	if len(prev) > 0 {
+		x.last = prev[len(prev)-1]
+	}
+}
+
+// hasName reports whether an argument of the indexed list is named name.
+func (x *prevIndex) hasName(name string) bool {
+	if x.names != nil {
+		_, ok := x.names[name]
+		return ok
+	}
+	for _, a := range x.args {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // The kernel's TPARG_FL_* parse flags.

@@ -74,6 +74,7 @@ func Parse(ctx *Context, tok Token, index int, prev []*Arg) (*Arg, error) {
 		return nil, fmt.Errorf("fetchargs: parsing %q: %w", tok.Text, errNoModel)
 	}
 	p := &parser{c: ctx, r: ctx.rulesOf(), flags: ctx.flags(), prev: prev}
+	ctx.prevIdx.update(prev)
 	p.lg.index = tok.LogIndex
 	a, errno := p.parseArg(tok.Text, index)
 	if p.prog != nil {
@@ -123,11 +124,9 @@ func (p *parser) parseArg(text string, index int) (*Arg, syscall.Errno) {
 			return nil, syscall.EINVAL
 		}
 	}
-	for _, a := range p.prev {
-		if a.Name == name {
-			p.log(0, grammar.ErrUsedArgName)
-			return nil, syscall.EINVAL
-		}
+	if p.c.prevIdx.hasName(name) {
+		p.log(0, grammar.ErrUsedArgName)
+		return nil, syscall.EINVAL
 	}
 	a, errno := p.parseBody(body)
 	if errno != 0 {
@@ -276,10 +275,7 @@ const maxProbeEventSize = 3072
 // checkEventSize fails with EVENT_TOO_BIG when this argument would make
 // the record's fixed part larger than maxProbeEventSize.
 func (p *parser) checkEventSize(a *Arg) syscall.Errno {
-	size := 0
-	for _, x := range p.prev {
-		size += x.Size
-	}
+	size := p.c.prevIdx.size
 	n := a.Type.Size
 	if a.Count > 0 {
 		n *= a.Count
