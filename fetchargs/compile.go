@@ -70,7 +70,17 @@ type ProbeProgram struct {
 	// EntryDataSize is the value size of Maps.EntryData (8 per slot of the
 	// probe that saves the most).
 	EntryDataSize int
+	// EndbrIP marks an IP of the form FUNC+4 that ktrace's model chose
+	// because FUNC's image starts with ENDBR64. The running kernel may have
+	// sealed that ENDBR (turned it into a NOP because the function's
+	// address is never taken) and then probes FUNC+0: the program checks
+	// the live instruction and records FUNC+0 when no ENDBR64 is there.
+	EndbrIP bool
 }
+
+// endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
+// u32.
+const endbr64 = 0xfa1e0ff3
 
 // Registers the generated code keeps live across helper calls.
 const (
@@ -330,7 +340,24 @@ func (e *emitter) header() error {
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
 	)
-	if e.p.IP != 0 {
+	if e.p.IP != 0 && e.p.EndbrIP && !e.p.Return {
+		keep := e.newLabel()
+		e.emit(
+			asm.Mov.Reg(asm.R1, asm.R10),
+			asm.Add.Imm(asm.R1, stkTmp),
+			asm.Mov.Imm(asm.R2, 4),
+			asm.LoadImm(asm.R3, int64(e.p.IP-4), asm.DWord),
+			asm.FnProbeReadKernel.Call(),
+			asm.LoadImm(rVal, int64(e.p.IP), asm.DWord),
+			asm.JNE.Imm(asm.R0, 0, keep),
+			asm.LoadMem(asm.R1, asm.R10, stkTmp, asm.Word),
+			asm.LoadImm(asm.R2, endbr64, asm.DWord),
+			asm.JEq.Reg(asm.R1, asm.R2, keep),
+			asm.Add.Imm(rVal, -4),
+		)
+		e.mark(keep)
+		e.emit(asm.StoreMem(rBuf, recOff(8), rVal, asm.DWord))
+	} else if e.p.IP != 0 {
 		e.emit(
 			asm.LoadImm(asm.R1, int64(e.p.IP), asm.DWord),
 			asm.StoreMem(rBuf, recOff(8), asm.R1, asm.DWord),

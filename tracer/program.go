@@ -87,10 +87,14 @@ func place(pr *events.Probe) string {
 	return fmt.Sprintf("0x%x", pr.Addr)
 }
 
-// Compile builds the program specs of every probe against maps.
-func (p *Plan) Compile(arch *kernel.Arch, maps *fetchargs.Maps) error {
+// Compile builds the program specs of every probe against maps, for the
+// kernel m models.
+func (p *Plan) Compile(m *kernel.Model, maps *fetchargs.Maps) error {
+	if m == nil || m.Arch() == nil {
+		return fmt.Errorf("tracer: compile: no kernel model")
+	}
 	for _, pr := range p.Probes {
-		if err := pr.compile(arch, maps, p.EntryDataSize); err != nil {
+		if err := pr.compile(m, maps, p.EntryDataSize); err != nil {
 			return err
 		}
 	}
@@ -102,7 +106,8 @@ func (p *Plan) Compile(arch *kernel.Arch, maps *fetchargs.Maps) error {
 // it; 0 (unknown) makes the program ask bpf_get_func_ip.
 func (pr *Probe) ipConstant() uint64 { return pr.Probe.Addr }
 
-func (pr *Probe) compile(arch *kernel.Arch, maps *fetchargs.Maps, entrySize int) error {
+func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize int) error {
+	arch := m.Arch()
 	args := pr.Probe.Args
 	if args == nil {
 		args = pr.Event.Args
@@ -116,6 +121,7 @@ func (pr *Probe) compile(arch *kernel.Arch, maps *fetchargs.Maps, entrySize int)
 		Args:          args,
 		Layout:        pr.Layout,
 		EntryDataSize: entrySize,
+		EndbrIP:       endbrIP(m, pr),
 	}
 	name := fmt.Sprintf("ktrace_%d", pr.Index)
 	ins, err := fetchargs.Compile(pp, maps)
@@ -145,4 +151,18 @@ func progSpec(name string, ins asm.Instructions) *ebpf.ProgramSpec {
 // trivialProgram is "return 0", used to probe the kernel's support.
 func trivialProgram() asm.Instructions {
 	return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
+}
+
+// endbrIP reports whether the probe is a kprobe on a function entry that
+// the model moved past an ENDBR64 (x86 IBT): the program then checks that
+// the running kernel did not seal it (see fetchargs.ProbeProgram.EndbrIP).
+func endbrIP(m *kernel.Model, pr *Probe) bool {
+	if pr.Event.Kind != events.Kprobe || pr.Probe.Offset != 0 || pr.Probe.Addr == 0 {
+		return false
+	}
+	if m.Arch().Name != "x86_64" || m.Config("CONFIG_X86_KERNEL_IBT") != "y" {
+		return false
+	}
+	fn, ok := m.FuncAt(pr.Probe.Addr)
+	return ok && pr.Probe.Addr-fn.Addr == 4
 }

@@ -81,7 +81,7 @@ func Open(cfg Config) (s *Session, err error) {
 	if s.maps, err = NewMaps(plan, cfg.RingSize); err != nil {
 		return nil, err
 	}
-	if err = plan.Compile(cfg.Model.Arch(), s.maps.Compiler()); err != nil {
+	if err = plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
 		return nil, err
 	}
 	CleanStale("")

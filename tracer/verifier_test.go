@@ -221,7 +221,7 @@ func loadAll(m *kernel.Model, evs []*events.Event) (progs, entries int, err erro
 		return 0, 0, err
 	}
 	defer maps.Close()
-	if err := plan.Compile(m.Arch(), maps.Compiler()); err != nil {
+	if err := plan.Compile(m, maps.Compiler()); err != nil {
 		return 0, 0, err
 	}
 	for _, pr := range plan.Probes {
