@@ -336,12 +336,12 @@ func TestConcurrentEnableRemove(t *testing.T) {
 
 // startMount runs `ktrace mount DIR` as its own process and waits until the
 // mount serves files.
-func startMount(t *testing.T, bin, kdir, dir string) (*exec.Cmd, *bytes.Buffer) {
+func startMount(t *testing.T, bin, kdir, dir string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, "--kernel", kdir, "mount", dir)
 	cmd.Dir = "/"
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,26 @@ func startMount(t *testing.T, bin, kdir, dir string) (*exec.Cmd, *bytes.Buffer) 
 		cmd.Wait()
 		t.Fatalf("mount did not come up: %s", out.String())
 	}
-	return cmd, &out
+	return cmd, out
+}
+
+// syncBuffer is a bytes.Buffer safe for the writes of exec's copying
+// goroutine and the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestMountSignals: SIGINT and SIGTERM end `ktrace mount` with status 0,
