@@ -164,8 +164,19 @@ func decompress(p []byte, size int) ([]byte, error) {
 		xr.SingleStream = true
 		return readAllSized(xr, size, "xz")
 	case bytes.HasPrefix(p, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(bytes.NewReader(p), zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxWindow(1<<31), zstd.WithDecoderMaxMemory(1<<31))
+		opts := []zstd.DOption{zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(1 << 31), zstd.WithDecoderMaxMemory(1 << 31)}
+		// Decoding the frame in one go into a buffer of the final size
+		// spares the streaming decoder's window copies (the kernel's
+		// zstd -22 window is up to 128 MiB): about half the time.
+		if dec, err := zstd.NewReader(nil, opts...); err == nil {
+			out, err := dec.DecodeAll(p, make([]byte, 0, size))
+			dec.Close()
+			if err == nil || len(out) >= size {
+				return out, nil
+			}
+		}
+		zr, err := zstd.NewReader(bytes.NewReader(p), opts...)
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}

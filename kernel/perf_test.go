@@ -270,3 +270,36 @@ func TestFuncProtoCache(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBTFFirstUse measures what the first line with BTF arguments
+// costs a ktrace run on the embedded model: decompressing and parsing the
+// BTF and the first function lookup.
+func BenchmarkBTFFirstUse(b *testing.B) {
+	a := embeddedArchive(b)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		m, err := load(snapshotSource{name: "embedded", read: a.Read, has: a.Has})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := m.FuncProto("do_sys_openat2"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadImage measures decoding the 6.12 snapshot's vmlinuz, which
+// instruction-level checks on a snapshot directory pay once per run.
+func BenchmarkLoadImage(b *testing.B) {
+	dir := snapshotDir(b, "6.12")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		m, err := LoadSnapshot(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.ImageError(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
