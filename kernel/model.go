@@ -6,7 +6,7 @@
 //
 // A Model is built from a snapshot directory (LoadSnapshot), from the running
 // system (LoadHost) or from the 6.12 snapshot compiled into ktrace
-// (Embedded). Symbol lookups are map based and loading BTF or the kernel
+// (Embedded). Symbol lookups are hash based and loading BTF or the kernel
 // image is deferred until first use, so validating probe lines against a
 // model stays cheap.
 //

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/ktrace-dev/ktrace/kernel/internal/blob"
 )
 
@@ -301,5 +302,32 @@ func BenchmarkLoadImage(b *testing.B) {
 		if err := m.ImageError(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDecompressZstd checks the one-call zstd path and its fallback: a
+// frame followed by the size the kernel build appends, a bare frame, and
+// a frame followed by bytes that are not a size.
+func TestDecompressZstd(t *testing.T) {
+	raw := bytes.Repeat([]byte("\x7fELF kernel text "), 4096)
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := enc.EncodeAll(raw, nil)
+	enc.Close()
+	size := binary.LittleEndian.AppendUint32(nil, uint32(len(raw)))
+	for name, p := range map[string][]byte{
+		"size appended": append(append([]byte{}, frame...), size...),
+		"bare frame":    frame,
+		"garbage after": append(append([]byte{}, frame...), 0xde, 0xad),
+	} {
+		out, err := decompress(p, len(raw))
+		if err != nil || !bytes.Equal(out, raw) {
+			t.Errorf("%s: %d bytes, %v", name, len(out), err)
+		}
+	}
+	if _, err := decompress(frame[:len(frame)/2], len(raw)); err == nil {
+		t.Error("truncated frame accepted")
 	}
 }
