@@ -560,3 +560,36 @@ func TestTracePipeWithoutBackend(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(mnt, "events/kprobes/myev/enable"), []byte("0\n"), 0)
 }
+
+// TestMountSignalWhileBusy: SIGTERM while another process has its working
+// directory in the mount still ends `ktrace mount` and removes the mount
+// from the namespace (a lazy unmount after a second of EBUSY), without
+// waiting for that process to leave.
+func TestMountSignalWhileBusy(t *testing.T) {
+	requireFUSE(t)
+	bin := ktraceBinary(t)
+	dir := t.TempDir()
+	cmd, out := startMount(t, bin, snapshotDir(t, "6.12"), dir)
+	busy := exec.Command("/bin/sh", "-c", `cd "$0" && exec sleep 60`, dir)
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.Process.Kill(); busy.Wait() }()
+	if !waitFor(5*time.Second, func() bool {
+		cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", busy.Process.Pid))
+		return cwd == dir
+	}) {
+		t.Fatal("the busy process did not enter the mount")
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("ktrace mount: %v\n%s", err, out)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("ktrace mount took %v to exit: it waited for the busy process", d)
+	}
+	if mounted(t, dir) {
+		t.Errorf("%s still mounted", dir)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fusefs"
@@ -78,7 +79,13 @@ its header only and reads of trace_pipe end at once instead of blocking.`,
 			if err := srv.Unmount(); err != nil {
 				return failf(exitRejected, "mount: %w", err)
 			}
-			<-done
+			// After a lazy unmount (DIR was busy) the kernel keeps the
+			// connection until its last user goes; do not wait for that:
+			// exiting closes it, and the users get ENOTCONN.
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+			}
 			return nil
 		},
 	}
