@@ -5,10 +5,10 @@
 //
 // One write(2) to a control file reaches tracefs as one write, so a rejected
 // probe definition fails that write with the kernel's errno and adds its
-// error_log entry. Files are served with FOPEN_DIRECT_IO (tracefs files report
-// size 0 and change under the reader, so the page cache must stay out of the
-// way) and every entry and attribute expires at once, so the events/ tree
-// follows the registry.
+// error_log entry. Files are served with FOPEN_DIRECT_IO (their content is
+// generated on read and changes with every write, so the page cache must
+// stay out of the way) and every entry and attribute expires at once, so the
+// events/ tree follows the registry.
 //
 // Two FUSE details shape the write path:
 //
@@ -39,6 +39,12 @@
 //
 // Without a probe backend tracefs never records events: trace_pipe reads end
 // at once (end of file), where the kernel would block until an event comes.
+//
+// A Go program that serves a mount must not start a child process whose
+// working directory is inside that mount (exec.Cmd.Dir): the child touches
+// the mount before exec while the parent's runtime may be stopped waiting
+// for it, and both hang. Start the child elsewhere and let it change
+// directory itself.
 package fusefs
 
 import (
