@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -591,5 +592,34 @@ func TestMountSignalWhileBusy(t *testing.T) {
 	}
 	if mounted(t, dir) {
 		t.Errorf("%s still mounted", dir)
+	}
+}
+
+// TestMountDaemon: `ktrace mount --daemon DIR` returns once DIR is mounted,
+// printing the server's pid; SIGTERM to that pid unmounts.
+func TestMountDaemon(t *testing.T) {
+	requireFUSE(t)
+	bin := ktraceBinary(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--kernel", snapshotDir(t, "6.12"), "mount", "--daemon", dir)
+	cmd.Dir = "/"
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ktrace mount --daemon: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("output %q is not a pid", out)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if !mounted(t, dir) {
+		t.Fatalf("%s not mounted when --daemon returned", dir)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kprobe_events"), []byte("p:myev vfs_read\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	if !waitFor(10*time.Second, func() bool { return !mounted(t, dir) }) {
+		t.Errorf("%s still mounted after SIGTERM", dir)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,7 +17,7 @@ import (
 )
 
 func newMountCmd(g *globals) *cobra.Command {
-	var allowOther, debug bool
+	var allowOther, debug, daemon bool
 	cmd := &cobra.Command{
 		Use:   "mount DIR",
 		Short: "Mount the emulated tracefs on DIR with FUSE",
@@ -27,7 +30,9 @@ rejected line fails that write(2) (EINVAL, ...) and adds its error_log entry,
 removes one.
 
 ktrace mount runs in the foreground until SIGINT or SIGTERM, then disables
-and removes every event and unmounts DIR. A mount left behind by a killed
+and removes every event and unmounts DIR. With --daemon it starts itself in
+the background, waits until DIR is mounted, prints the server's pid and
+exits; 'kill PID' unmounts. A mount left behind by a killed
 ktrace (every access fails with "Transport endpoint is not connected") is
 cleared by the next 'ktrace mount DIR'.
 
@@ -43,6 +48,9 @@ its header only and reads of trace_pipe end at once instead of blocking.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
+			if daemon && os.Getenv(daemonEnv) != "1" {
+				return startDaemon(cmd, dir)
+			}
 			e, err := g.loadEnv("kernel")
 			if err != nil {
 				return err
@@ -91,6 +99,7 @@ its header only and reads of trace_pipe end at once instead of blocking.`,
 	}
 	cmd.Flags().BoolVar(&allowOther, "allow-other", false, "let every user use the mount, with the owner's permissions")
 	cmd.Flags().BoolVar(&debug, "debug", false, "log every FUSE request on stderr")
+	cmd.Flags().BoolVar(&daemon, "daemon", false, "run in the background; print the pid once DIR is mounted")
 	return cmd
 }
 
@@ -104,4 +113,85 @@ func detachAll(w *world) {
 	}
 	// dynamic_events' scope is every dynamic event.
 	w.reg.Truncate(events.DynamicEvents)
+}
+
+// daemonEnv marks the background copy of `ktrace mount --daemon`.
+const daemonEnv = "KTRACE_MOUNT_DAEMON"
+
+// startDaemon runs this `ktrace mount` again in a new session, with its
+// output in a temporary log, and returns once dir is mounted (printing the
+// server's pid) or the server has failed (printing its log and exiting with
+// its status).
+func startDaemon(cmd *cobra.Command, dir string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return failf(exitRejected, "mount: --daemon: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return failf(exitRejected, "mount: --daemon: %w", err)
+	}
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a != "--daemon" && a != "--daemon=true" {
+			args = append(args, a)
+		}
+	}
+	log, err := os.CreateTemp("", "ktrace-mount-*.log")
+	if err != nil {
+		return failf(exitRejected, "mount: --daemon: %w", err)
+	}
+	defer os.Remove(log.Name())
+	defer log.Close()
+	child := exec.Command(exe, args...)
+	child.Env = append(os.Environ(), daemonEnv+"=1")
+	child.Stdout, child.Stderr = log, log
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := child.Start(); err != nil {
+		return failf(exitRejected, "mount: --daemon: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			out, _ := os.ReadFile(log.Name())
+			cmd.ErrOrStderr().Write(out)
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return &exitError{code: ee.ExitCode(), quiet: true}
+			}
+			return failf(exitRejected, "mount: --daemon: the server exited before mounting %s", dir)
+		case <-timeout:
+			child.Process.Signal(syscall.SIGTERM)
+			return failf(exitRejected, "mount: --daemon: %s not mounted after 30s", dir)
+		case <-tick.C:
+			if isMountPoint(abs) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d\n", child.Process.Pid)
+				return nil
+			}
+		}
+	}
+}
+
+// isMountPoint reports whether dir is a mount point of a ktrace FUSE mount
+// in this mount namespace.
+func isMountPoint(dir string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		// mount point is field 5; the fs type follows the "-" separator.
+		for i, x := range f {
+			if x == "-" && len(f) > 4 && f[4] == dir && i+1 < len(f) && f[i+1] == "fuse.ktrace" {
+				return true
+			}
+		}
+	}
+	return false
 }
