@@ -37,10 +37,7 @@ func PrepareArgs(ctx *Context, argv []string) ([]Token, error) {
 	if len(argv) > 2 {
 		args = argv[2:]
 	}
-	toks := make([]Token, len(args))
-	for i, a := range args {
-		toks[i] = Token{Text: a, LogIndex: i + 2}
-	}
+	var toks []Token
 	expanded := false
 	if r.newParser {
 		var lg logger
@@ -50,6 +47,11 @@ func PrepareArgs(ctx *Context, argv []string) ([]Token, error) {
 			return nil, result(nil, lg.entries, lg.index, errno)
 		}
 		ctx.pending = append(ctx.pending, lg.entries...)
+	} else {
+		toks = make([]Token, len(args))
+		for i, a := range args {
+			toks[i] = Token{Text: a, LogIndex: i + 2}
+		}
 	}
 	if len(toks) > maxTraceArgs {
 		if r.tooManyArgsE2BIG {
