@@ -431,12 +431,31 @@ func (s *shell) wantsUtility(hc interp.HandlerContext, args []string) bool {
 	return ok
 }
 
+// namesTracefs reports whether an external command's operand would reach
+// the tracefs: it spells out a tracefs mount path, or, relative to the
+// shell's directory, names a file that exists in the emulated tree. Options
+// and operands that name nothing there (cut -c1-15, sort -k2) pass.
+func (s *shell) namesTracefs(dir, a string) bool {
+	if strings.Contains(a, tracefsMount) || strings.Contains(a, debugMount) {
+		return true
+	}
+	if a == "" || strings.HasPrefix(a, "-") {
+		return false
+	}
+	rel, ok := emulated(absIn(dir, a))
+	if !ok {
+		return false
+	}
+	_, err := s.fs.Stat(rel)
+	return err == nil
+}
+
 // external runs a real program. It runs in the scratch directory while
 // the shell is inside the emulated tracefs, and may not name tracefs paths
 // (the host's real tracefs must stay untouched).
 func (s *shell) external(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	for _, a := range args[1:] {
-		if _, ok := emulated(absIn(hc.Dir, a)); ok || strings.Contains(a, tracefsMount) || strings.Contains(a, debugMount) {
+		if s.namesTracefs(hc.Dir, a) {
 			fmt.Fprintf(hc.Stderr, "sh: %s: external commands cannot reach the emulated tracefs (%s)\n", args[0], a)
 			return interp.ExitStatus(126)
 		}
