@@ -171,18 +171,35 @@ func (r *Registry) Readback(f File) string {
 	return b.String()
 }
 
-// Events returns the events in creation order.
+// Events returns snapshots of the events in creation order.
 func (r *Registry) Events() []*Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*Event(nil), r.events...)
+	out := make([]*Event, len(r.events))
+	for i, e := range r.events {
+		out[i] = e.snapshot()
+	}
+	return out
 }
 
-// Event returns the event group/name, or nil.
+// Event returns a snapshot of the event group/name, or nil.
 func (r *Registry) Event(group, name string) *Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.findEvent(group, name)
+	if e := r.findEvent(group, name); e != nil {
+		return e.snapshot()
+	}
+	return nil
+}
+
+// snapshot copies the event's mutable state (enable state, counters, the
+// probe list) so that callers read it without the registry's lock while
+// other writers change the live event. Probes and arguments are immutable
+// once registered and are shared.
+func (e *Event) snapshot() *Event {
+	cp := *e
+	cp.Probes = append([]*Probe(nil), e.Probes...)
+	return &cp
 }
 
 func (r *Registry) findEvent(group, name string) *Event {
@@ -198,11 +215,9 @@ func (r *Registry) findEvent(group, name string) *Event {
 func (r *Registry) SetEnabled(ev *Event, on bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, e := range r.events {
-		if e == ev {
-			e.Enabled = on
-			return nil
-		}
+	if e := r.findEvent(ev.Group, ev.Name); e != nil && e.ID == ev.ID {
+		e.Enabled = on
+		return nil
 	}
 	return &WriteError{Errno: syscall.ENODEV}
 }

@@ -304,3 +304,50 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("readback after concurrent add/remove: %q", got)
 	}
 }
+
+// Events and Event hand out snapshots: reading them races with nothing that
+// writers do to the live events (run with -race).
+func TestSnapshotsUnderConcurrentWriters(t *testing.T) {
+	r := newRegistry(t, "6.12")
+	if err := r.Exec(KprobeEvents, "p:ev vfs_read"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 200; i++ {
+			if ev := r.Event("kprobes", "ev"); ev != nil {
+				r.SetEnabled(ev, i%2 == 0)
+				r.SetEnabled(ev, false)
+			}
+			r.Exec(KprobeEvents, "p:ev vfs_write")
+			r.Exec(KprobeEvents, "-:ev vfs_write")
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 200; i++ {
+			for _, e := range r.Events() {
+				_ = e.Enabled
+				_ = len(e.Probes)
+				_ = e.Format()
+			}
+		}
+	}()
+	wg.Wait()
+	ev := r.Event("kprobes", "ev")
+	if ev == nil || ev.Enabled || len(ev.Probes) != 1 {
+		t.Fatalf("after concurrent use: %+v", ev)
+	}
+	// A snapshot taken before a change does not see it.
+	if err := r.SetEnabled(ev, true); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Enabled {
+		t.Error("SetEnabled changed the caller's snapshot")
+	}
+	if !r.Event("kprobes", "ev").Enabled {
+		t.Error("SetEnabled through a snapshot did not reach the registry")
+	}
+}
