@@ -1,7 +1,3 @@
-// Package tracer is ktrace's eBPF tracing backend: it compiles the probe
-// events of an events.Registry into eBPF programs (fetchargs.Compile),
-// attaches them with cilium/ebpf's link package, reads their records from
-// a BPF ring buffer and prints them the way the kernel's trace file does.
 package tracer
 
 import (

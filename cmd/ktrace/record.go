@@ -139,6 +139,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		return err
 	}
 	m := s.env.model
+	attachStart := time.Now()
 	sess, err := tracer.Open(tracer.Config{Model: m, Events: evs, KprobeMulti: m.Config("CONFIG_FPROBE") == "y"})
 	if err != nil {
 		code := exitRejected
@@ -148,6 +149,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		return &exitError{code: code, err: fmt.Errorf("record: %w", err)}
 	}
 	defer sess.Close()
+	attachTime := time.Since(attachStart)
 
 	out := stdout
 	if o.file != "" {
@@ -253,6 +255,7 @@ loop:
 		child.Process.Signal(syscall.SIGTERM)
 		childErr = <-done
 	}
+	fmt.Fprintf(stderr, "ktrace: attached %d probes in %s\n", len(sess.Plan().Probes), attachTime.Round(time.Millisecond))
 	printSummary(stderr, sess, printed, total, bad, time.Since(start))
 	if ee := (*exec.ExitError)(nil); errors.As(childErr, &ee) {
 		fmt.Fprintf(stderr, "ktrace: %s: %v\n", command[0], childErr)

@@ -10,7 +10,11 @@
 //	  read(fd, buf, 90)
 //	  openat(AT_FDCWD, "/tmp/ktrace-wl/missing", O_RDONLY|O_CLOEXEC)  (ENOENT)
 //
-// Usage: workload [ROUNDS]
+// "workload open N" instead opens the missing file N times and prints the
+// mean time per open in nanoseconds, the load of the per-hit overhead
+// benchmark.
+//
+// Usage: workload [ROUNDS] | workload open N
 package main
 
 import (
@@ -18,6 +22,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 const (
@@ -27,6 +32,15 @@ const (
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "open" {
+		n, err := strconv.Atoi(os.Args[2])
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "workload: bad count %q\n", os.Args[2])
+			os.Exit(2)
+		}
+		openLoop(n)
+		return
+	}
 	rounds := 3
 	if len(os.Args) > 1 {
 		n, err := strconv.Atoi(os.Args[1])
@@ -66,4 +80,13 @@ func main() {
 func fail(what string, err error) {
 	fmt.Fprintf(os.Stderr, "workload: %s: %v\n", what, err)
 	os.Exit(1)
+}
+
+// openLoop opens a missing file n times and prints ns per open.
+func openLoop(n int) {
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		syscall.Open(dir+"/missing", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	}
+	fmt.Printf("%d ns/op\n", time.Since(start).Nanoseconds()/int64(n))
 }
