@@ -93,16 +93,19 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*session, []*eve
 	if err != nil {
 		return nil, nil, err
 	}
-	want := map[*events.Event]bool{}
+	// Events are identified by GROUP/NAME: the registry hands out
+	// snapshots, not the live events.
+	key := func(ev *events.Event) string { return ev.Group + "/" + ev.Name }
+	want := map[string]bool{}
 	for _, ev := range s.w.reg.Events() {
 		if ev.Enabled {
-			want[ev] = true
+			want[key(ev)] = true
 		}
 	}
 	for _, line := range lines {
-		before := map[*events.Event]int{}
+		before := map[string]int{}
 		for _, ev := range s.w.reg.Events() {
-			before[ev] = len(ev.Probes)
+			before[key(ev)] = len(ev.Probes)
 		}
 		if res := s.w.writeLine(defaultFile(line), line); res.errno != 0 {
 			for _, l := range res.logs {
@@ -111,14 +114,14 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*session, []*eve
 			return nil, nil, failf(exitRejected, "record: %q: %s", line, strerror(res.errno))
 		}
 		for _, ev := range s.w.reg.Events() {
-			if n, ok := before[ev]; !ok || n != len(ev.Probes) {
-				want[ev] = true
+			if n, ok := before[key(ev)]; !ok || n != len(ev.Probes) {
+				want[key(ev)] = true
 			}
 		}
 	}
 	var evs []*events.Event
 	for _, ev := range s.w.reg.Events() {
-		if want[ev] {
+		if want[key(ev)] {
 			evs = append(evs, ev)
 		}
 	}
