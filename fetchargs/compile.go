@@ -70,6 +70,10 @@ type ProbeProgram struct {
 	// EntryDataSize is the value size of Maps.EntryData (8 per slot of the
 	// probe that saves the most).
 	EntryDataSize int
+	// WakeupBytes batches reader wake-ups: a record wakes the reader only
+	// when the ring buffer holds at least this many bytes (the reader also
+	// polls on its own). 0 wakes it for every record.
+	WakeupBytes int
 	// EndbrIP marks an IP of the form FUNC+4 that ktrace's model chose
 	// because FUNC's image starts with ENDBR64. The running kernel may have
 	// sealed that ENDBR (turned it into a NOP because the function's
@@ -466,10 +470,27 @@ func (e *emitter) output() error {
 		return err
 	}
 	done := e.newLabel()
+	if e.p.WakeupBytes > 0 {
+		// BPF_RB_NO_WAKEUP below the threshold, BPF_RB_FORCE_WAKEUP above.
+		flags := e.newLabel()
+		e.emit(
+			asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+			asm.FnRingbufQuery.Call(),
+			asm.Mov.Imm(rVal, 1),
+			asm.JLT.Imm(asm.R0, int32(e.p.WakeupBytes), flags),
+			asm.Mov.Imm(rVal, 2),
+		)
+		e.mark(flags)
+		if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
+			return err
+		}
+		e.emit(asm.Mov.Reg(asm.R4, rVal))
+	} else {
+		e.emit(asm.Mov.Imm(asm.R4, 0))
+	}
 	e.emit(
 		asm.Mov.Reg(asm.R2, rBuf),
 		asm.Mov.Imm(asm.R3, int32(HeaderSize+e.p.Layout.RecordSize())),
-		asm.Mov.Imm(asm.R4, 0),
 		asm.FnRingbufOutput.Call(),
 		asm.JEq.Imm(asm.R0, 0, done),
 	)

@@ -26,6 +26,7 @@ func NewMaps(p *Plan, ringSize int) (*Maps, error) {
 	for ringSize < 4*p.MaxRecord {
 		ringSize *= 2
 	}
+	p.WakeupBytes = ringSize / 8
 	cpus, err := ebpf.PossibleCPU()
 	if err != nil {
 		return nil, fmt.Errorf("tracer: possible CPUs: %w", err)

@@ -31,6 +31,11 @@ type Plan struct {
 	ScratchSize   int // value size of the scratch map
 	EntryDataSize int // value size of the entry-data map (0: none)
 	MaxRecord     int // largest ring buffer record, ktrace header included
+	// WakeupBytes is the ring buffer fill level at which a record wakes
+	// the reader (fetchargs.ProbeProgram.WakeupBytes); NewMaps sets it to
+	// an eighth of the ring. Waking the reader for every record costs a
+	// context switch per hit.
+	WakeupBytes int
 }
 
 // ErrPending is wrapped when a probe cannot be traced because the kernel
@@ -90,7 +95,7 @@ func (p *Plan) Compile(m *kernel.Model, maps *fetchargs.Maps) error {
 		return fmt.Errorf("tracer: compile: no kernel model")
 	}
 	for _, pr := range p.Probes {
-		if err := pr.compile(m, maps, p.EntryDataSize); err != nil {
+		if err := pr.compile(m, maps, p.EntryDataSize, p.WakeupBytes); err != nil {
 			return err
 		}
 	}
@@ -102,7 +107,7 @@ func (p *Plan) Compile(m *kernel.Model, maps *fetchargs.Maps) error {
 // it; 0 (unknown) makes the program ask bpf_get_func_ip.
 func (pr *Probe) ipConstant() uint64 { return pr.Probe.Addr }
 
-func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize int) error {
+func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeup int) error {
 	arch := m.Arch()
 	args := pr.Probe.Args
 	if args == nil {
@@ -118,6 +123,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize int) e
 		Layout:        pr.Layout,
 		EntryDataSize: entrySize,
 		EndbrIP:       endbrIP(m, pr),
+		WakeupBytes:   wakeup,
 	}
 	name := fmt.Sprintf("ktrace_%d", pr.Index)
 	ins, err := fetchargs.Compile(pp, maps)
