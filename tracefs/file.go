@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -26,6 +27,11 @@ type File struct {
 	loaded bool
 	off    int64
 	closed bool
+	// shut is closed without h.mu, which a blocked trace_pipe read does
+	// not hold.
+	shut atomic.Bool
+	// pipe is trace_pipe text consumed from the ring but not yet read.
+	pipe []byte
 }
 
 func accMode(flag int) int { return flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR) }
@@ -37,7 +43,7 @@ func canRead(flag int) bool  { a := accMode(flag); return a == os.O_RDONLY || a 
 // flags. As in the kernel, opening kprobe_events or dynamic_events for
 // writing with O_TRUNC removes every event in that file's scope first and
 // fails with EBUSY (removing nothing) if one of them is enabled; a
-// truncating open of error_log clears it; of trace, clears the (empty)
+// truncating open of error_log clears it; of trace, clears the ring
 // buffer. tracefs files cannot be created: O_CREAT on a missing name in an
 // existing directory fails with EACCES. Errors are *fs.PathError holding a syscall.Errno.
 func (f *FS) Open(name string, flag int) (*File, error) {
@@ -61,6 +67,8 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 			}
 		case nErrorLog:
 			f.ClearErrorLog()
+		case nTrace:
+			f.clearTrace()
 		}
 	}
 	return &File{fs: f, n: n, path: name, flag: flag}, nil
@@ -101,9 +109,13 @@ func (h *File) Stat() (fs.FileInfo, error) {
 	return fileInfo{name: h.n.base, mode: h.n.mode, mtime: h.fs.created}, nil
 }
 
-// Read reads the file's content. trace_pipe reads end at once: without a
-// probe backend no event can ever arrive, where the kernel would block.
+// Read reads the file's content. A trace_pipe read consumes the ring's
+// entries; on an empty ring it waits while events are enabled if the FS
+// was made with PipeBlocks, else it ends at once.
 func (h *File) Read(p []byte) (int, error) {
+	if h.n.kind == nTracePipe {
+		return h.readPipe(p)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -124,6 +136,34 @@ func (h *File) Read(p []byte) (int, error) {
 	}
 	n := copy(p, h.buf[h.off:])
 	h.off += int64(n)
+	return n, nil
+}
+
+// readPipe is a trace_pipe read. It does not hold h.mu while waiting, so
+// Close can end the wait.
+func (h *File) readPipe(p []byte) (int, error) {
+	if h.shut.Load() {
+		return 0, syscall.EBADF
+	}
+	if !canRead(h.flag) {
+		return 0, syscall.EBADF
+	}
+	h.mu.Lock()
+	pending := len(h.pipe) > 0
+	h.mu.Unlock()
+	if !pending {
+		text := h.fs.pipeRead(h.shut.Load)
+		if text == "" {
+			return 0, io.EOF
+		}
+		h.mu.Lock()
+		h.pipe = append(h.pipe, text...)
+		h.mu.Unlock()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := copy(p, h.pipe)
+	h.pipe = h.pipe[n:]
 	return n, nil
 }
 
@@ -183,6 +223,10 @@ func (h *File) Close() error {
 	}
 	h.closed = true
 	h.buf = nil
+	if h.n.kind == nTracePipe {
+		h.shut.Store(true)
+		h.fs.wake()
+	}
 	return nil
 }
 
@@ -204,7 +248,8 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		// only a truncating open clears it.
 		return len(p), nil
 	case nTrace:
-		// Clears the ring buffer, which is always empty here.
+		// The kernel accepts and ignores the data; the truncating open of
+		// `echo > trace` is what clears the ring.
 		return len(p), nil
 	case nTracingOn:
 		v, err := parseUlong(p)
@@ -223,7 +268,9 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		if v != 0 && v != 1 {
 			return 0, syscall.EINVAL
 		}
-		if err := f.setEnabled(n, v == 1); err != nil {
+		err = f.setEnabled(n, v == 1)
+		f.wake()
+		if err != nil {
 			return 0, errnoOf(err)
 		}
 		return len(p), nil
@@ -237,10 +284,14 @@ func (f *FS) write(n node, p []byte) (int, error) {
 }
 
 // setEnabled applies an enable write to one event, a group or all events.
+// Like the kernel's __ftrace_set_clr_event, a group or global write goes on
+// past an event that fails and returns the first error: the others stay
+// enabled.
 func (f *FS) setEnabled(n node, on bool) error {
 	if n.kind == nEvEnable {
 		return f.b.SetEnabled(n.group, n.event, on)
 	}
+	var first error
 	for _, e := range f.b.Events() {
 		if n.kind == nGroupEnable && e.Group != n.group {
 			continue
@@ -248,11 +299,11 @@ func (f *FS) setEnabled(n node, on bool) error {
 		if e.Enabled == on {
 			continue
 		}
-		if err := f.b.SetEnabled(e.Group, e.Name, on); err != nil {
-			return fmt.Errorf("enable %s/%s: %w", e.Group, e.Name, err)
+		if err := f.b.SetEnabled(e.Group, e.Name, on); err != nil && first == nil {
+			first = fmt.Errorf("enable %s/%s: %w", e.Group, e.Name, err)
 		}
 	}
-	return nil
+	return first
 }
 
 // writeFilter sets an event filter, or for a group filter the filter of
@@ -332,7 +383,7 @@ func (f *FS) content(n node) string {
 	case nKprobeProfile:
 		return f.profileText()
 	case nTrace:
-		return fmt.Sprintf(traceHeader, f.cpus)
+		return f.traceText()
 	case nTracePipe:
 		return ""
 	case nTracingOn:

@@ -9,9 +9,12 @@
 // Read/Write/Close, errors as syscall.Errno) so the same FS can back ktrace's
 // shell, its CLI and a FUSE mount. An FS is safe for concurrent use.
 //
-// Without a probe backend nothing is ever recorded: trace shows only its
-// header, trace_pipe reads end immediately (the kernel would block waiting
-// for events that cannot come) and every hit counter stays zero.
+// A backend that attaches real probes feeds the trace ring through
+// FS.Record: trace shows the entries under the kernel's header, trace_pipe
+// consumes them, a truncating open of trace clears them and tracing_on 0
+// stops recording. Without one nothing is ever recorded: trace shows only
+// its header, trace_pipe reads end immediately (the kernel would block
+// waiting for events that cannot come) and every hit counter stays zero.
 package tracefs
 
 import (
@@ -36,6 +39,10 @@ type Options struct {
 	// the monotonic time since New, the counterpart of the kernel's
 	// local_clock() since boot.
 	Clock func() time.Duration
+	// PipeBlocks makes an empty trace_pipe read wait, as the kernel's does,
+	// while some event is enabled: set it when the backend records through
+	// Record. Without it trace_pipe reads end when the ring is empty.
+	PipeBlocks bool
 }
 
 // FS is one emulated tracefs instance.
@@ -45,12 +52,19 @@ type FS struct {
 	cpus    int
 	clock   func() time.Duration
 	created time.Time
+	// pipeBlocks is Options.PipeBlocks.
+	pipeBlocks bool
 
 	mu        sync.Mutex
 	errlog    []logRecord
 	logged    uint64
 	tracingOn bool
 	filters   map[eventKey]string // filter file content
+	ring      traceRing
+	// cond wakes trace_pipe readers (on f.mu) when an entry is recorded or
+	// the enabled events change; gen counts the changes.
+	cond *sync.Cond
+	gen  uint64
 }
 
 // eventKey identifies an event instance; the ID keeps a filter from
@@ -70,7 +84,10 @@ func New(b Backend, opts Options) *FS {
 		created:   time.Now(),
 		tracingOn: true,
 		filters:   map[eventKey]string{},
+
+		pipeBlocks: opts.PipeBlocks,
 	}
+	f.cond = sync.NewCond(&f.mu)
 	if f.cpus <= 0 {
 		f.cpus = 1
 	}

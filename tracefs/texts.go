@@ -58,11 +58,12 @@ func textsFor(major, minor int) *releaseTexts {
 	}
 }
 
-// traceHeader is the head of the trace file with an empty ring buffer under
-// the nop tracer; %d is the CPU count.
-const traceHeader = `# tracer: nop
+// traceHeaderFmt is the head of the trace file under the nop tracer; the
+// verbs are the entries in the buffer, the entries written since the last
+// clear and the CPU count.
+const traceHeaderFmt = `# tracer: nop
 #
-# entries-in-buffer/entries-written: 0/0   #P:%d
+# entries-in-buffer/entries-written: %d/%d   #P:%d
 #
 #                                _-----=> irqs-off/BH-disabled
 #                               / _----=> need-resched

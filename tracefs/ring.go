@@ -1,0 +1,147 @@
+package tracefs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ringMaxBytes bounds the text the trace ring keeps. Like the kernel's ring
+// buffer in its default overwrite mode, a full ring drops its oldest
+// entries, which still count as written.
+const ringMaxBytes = 8 << 20
+
+// traceEntry is one recorded event: its time (for ordering the entries of
+// several sources) and its trace line, newline included.
+type traceEntry struct {
+	ts   uint64
+	text string
+}
+
+// traceRing is the emulated ring buffer behind trace and trace_pipe. It is
+// guarded by FS.mu.
+type traceRing struct {
+	entries []traceEntry // oldest first, ordered by ts
+	bytes   int
+	written uint64 // entries recorded since the last clear
+}
+
+// add inserts an entry in time order (records from several sources arrive
+// nearly ordered, so the search starts at the newest end).
+func (r *traceRing) add(ts uint64, text string) {
+	i := len(r.entries)
+	for i > 0 && r.entries[i-1].ts > ts {
+		i--
+	}
+	r.entries = append(r.entries, traceEntry{})
+	copy(r.entries[i+1:], r.entries[i:])
+	r.entries[i] = traceEntry{ts: ts, text: text}
+	r.bytes += len(text)
+	r.written++
+	drop := 0
+	for r.bytes > ringMaxBytes && drop < len(r.entries)-1 {
+		r.bytes -= len(r.entries[drop].text)
+		drop++
+	}
+	if drop > 0 {
+		r.entries = append(r.entries[:0], r.entries[drop:]...)
+	}
+}
+
+func (r *traceRing) clear() { *r = traceRing{} }
+
+// take removes and returns the entries' text, oldest first.
+func (r *traceRing) take() string {
+	var b strings.Builder
+	for _, e := range r.entries {
+		b.WriteString(e.text)
+	}
+	r.entries = r.entries[:0]
+	r.bytes = 0
+	return b.String()
+}
+
+// Record appends one event to the trace ring: ts orders entries from
+// several sources, line is the trace line (a final newline is added when
+// missing). While tracing_on is 0 nothing is recorded, as in the kernel; the
+// result says whether the entry was kept. Waiting trace_pipe readers wake.
+func (f *FS) Record(ts uint64, line []byte) bool {
+	text := string(line)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.tracingOn {
+		return false
+	}
+	f.ring.add(ts, text)
+	f.cond.Broadcast()
+	return true
+}
+
+// wake tells waiting trace_pipe readers that the enabled events changed.
+func (f *FS) wake() {
+	f.mu.Lock()
+	f.gen++
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}
+
+// clearTrace empties the ring, as a truncating open of trace does.
+func (f *FS) clearTrace() {
+	f.mu.Lock()
+	f.ring.clear()
+	f.mu.Unlock()
+}
+
+// traceText is the trace file: the nop tracer's header with the ring's
+// counts, then every entry (reading trace does not consume).
+func (f *FS) traceText() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, traceHeaderFmt, len(f.ring.entries), f.ring.written, f.cpus)
+	for _, e := range f.ring.entries {
+		b.WriteString(e.text)
+	}
+	return b.String()
+}
+
+// anyEnabled reports whether some event is enabled. It must be called
+// without f.mu: the backend may be recording.
+func (f *FS) anyEnabled() bool {
+	for _, e := range f.b.Events() {
+		if e.Enabled {
+			return true
+		}
+	}
+	return false
+}
+
+// pipeRead is one consuming read of trace_pipe. With a recording backend
+// (Options.PipeBlocks) it waits, as the kernel does, until entries arrive;
+// it gives up and returns "" when no event is enabled (nothing could
+// arrive) or when closed reports the handle closed. Without one it returns
+// what the ring holds.
+func (f *FS) pipeRead(closed func() bool) string {
+	for {
+		f.mu.Lock()
+		if len(f.ring.entries) > 0 {
+			s := f.ring.take()
+			f.mu.Unlock()
+			return s
+		}
+		gen := f.gen
+		f.mu.Unlock()
+		if !f.pipeBlocks || closed() || !f.anyEnabled() {
+			return ""
+		}
+		f.mu.Lock()
+		// An enable change between the check and here bumped gen: check
+		// again instead of waiting for a wake-up that already happened.
+		if f.gen == gen && len(f.ring.entries) == 0 {
+			f.cond.Wait()
+		}
+		f.mu.Unlock()
+	}
+}

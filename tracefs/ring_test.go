@@ -1,0 +1,186 @@
+package tracefs
+
+import (
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lockedBackend makes fakeBackend safe for the concurrent readers and
+// writers of the trace_pipe tests; fail names events whose enable fails.
+type lockedBackend struct {
+	mu   sync.Mutex
+	b    fakeBackend
+	fail map[string]syscall.Errno
+}
+
+func (l *lockedBackend) Write(f ControlFile, data []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(f, data)
+}
+func (l *lockedBackend) Truncate(f ControlFile) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Truncate(f)
+}
+func (l *lockedBackend) Readback(f ControlFile) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Readback(f)
+}
+func (l *lockedBackend) Events() []EventInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Events()
+}
+func (l *lockedBackend) Format(g, n string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Format(g, n)
+}
+func (l *lockedBackend) SetEnabled(g, n string, on bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.fail[g+"/"+n]; ok && on {
+		return e
+	}
+	return l.b.SetEnabled(g, n, on)
+}
+
+const (
+	lineA = "              dd-120     [001] .....    10.000001: a: (vfs_read+0x0/0x140)\n"
+	lineB = "              dd-120     [000] .....    10.000002: b: (vfs_read+0x0/0x140)\n"
+)
+
+func TestTraceRing(t *testing.T) {
+	fsys := New(&lockedBackend{}, Options{CPUs: 2})
+	// Out-of-order arrival from two sources is shown in time order.
+	fsys.Record(2, []byte(strings.TrimSuffix(lineB, "\n")))
+	fsys.Record(1, []byte(lineA))
+	want := "# tracer: nop\n#\n# entries-in-buffer/entries-written: 2/2   #P:2\n"
+	got := readString(t, fsys, "trace")
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "|         |\n"+lineA+lineB) {
+		t.Fatalf("trace:\n%s", got)
+	}
+	// trace_pipe consumes; trace keeps counting what was written.
+	if got := readString(t, fsys, "trace_pipe"); got != lineA+lineB {
+		t.Errorf("trace_pipe = %q", got)
+	}
+	if got := readString(t, fsys, "trace"); !strings.Contains(got, "entries-written: 0/2 ") || strings.Contains(got, "vfs_read") {
+		t.Errorf("trace after trace_pipe:\n%s", got)
+	}
+	// A plain write leaves the ring; echo > trace (O_TRUNC) clears it.
+	fsys.Record(3, []byte(lineA))
+	if err := writeFile(fsys, "trace", "", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, fsys, "trace"); !strings.Contains(got, "entries-written: 1/3 ") {
+		t.Errorf("trace after append write:\n%s", got)
+	}
+	if err := writeFile(fsys, "trace", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, fsys, "trace"); !strings.Contains(got, "entries-written: 0/0 ") {
+		t.Errorf("trace after echo > trace:\n%s", got)
+	}
+	// tracing_on 0 records nothing.
+	if err := writeFile(fsys, "tracing_on", "0", false); err != nil {
+		t.Fatal(err)
+	}
+	if fsys.Record(4, []byte(lineA)) {
+		t.Error("Record kept an entry with tracing_on 0")
+	}
+	if got := readString(t, fsys, "trace"); !strings.Contains(got, "entries-written: 0/0 ") {
+		t.Errorf("trace with tracing_on 0:\n%s", got)
+	}
+}
+
+// With PipeBlocks a trace_pipe read waits for entries while an event is
+// enabled, and ends when the events are disabled or the file is closed.
+func TestTracePipeBlocks(t *testing.T) {
+	b := &lockedBackend{}
+	fsys := New(b, Options{PipeBlocks: true})
+	if err := writeFile(fsys, "kprobe_events", "kprobes/a", false); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing enabled: no wait.
+	if got := readString(t, fsys, "trace_pipe"); got != "" {
+		t.Fatalf("trace_pipe = %q", got)
+	}
+	if err := writeFile(fsys, "events/kprobes/a/enable", "1", false); err != nil {
+		t.Fatal(err)
+	}
+	h, err := fsys.Open("trace_pipe", os.O_RDONLY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		s   string
+		err error
+	}
+	read := func() chan result {
+		c := make(chan result, 1)
+		go func() {
+			buf := make([]byte, 4096)
+			n, err := h.Read(buf)
+			c <- result{string(buf[:n]), err}
+		}()
+		return c
+	}
+	c := read()
+	select {
+	case r := <-c:
+		t.Fatalf("read returned before any entry: %q, %v", r.s, r.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	fsys.Record(1, []byte(lineA))
+	if r := <-c; r.s != lineA || r.err != nil {
+		t.Errorf("read = %q, %v; want the entry", r.s, r.err)
+	}
+	// Disabling the event ends a waiting read.
+	c = read()
+	time.Sleep(20 * time.Millisecond)
+	if err := writeFile(fsys, "events/enable", "0", false); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-c; r.s != "" || r.err != io.EOF {
+		t.Errorf("read after disable = %q, %v; want EOF", r.s, r.err)
+	}
+	// Closing the file ends a waiting read too.
+	if err := writeFile(fsys, "events/enable", "1", false); err != nil {
+		t.Fatal(err)
+	}
+	c = read()
+	time.Sleep(20 * time.Millisecond)
+	h.Close()
+	select {
+	case <-c:
+	case <-time.After(5 * time.Second):
+		t.Fatal("read still waiting after Close")
+	}
+}
+
+// A group enable goes on past an event that fails and returns the first
+// error, leaving the others enabled (__ftrace_set_clr_event).
+func TestGroupEnableFailure(t *testing.T) {
+	b := &lockedBackend{fail: map[string]syscall.Errno{"g/bad": syscall.ENOENT}}
+	fsys := New(b, Options{})
+	for _, l := range []string{"g/ok1", "g/bad", "g/ok2"} {
+		if err := writeFile(fsys, "kprobe_events", l, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := writeFile(fsys, "events/g/enable", "1", false); err != syscall.ENOENT {
+		t.Errorf("group enable = %v, want ENOENT", err)
+	}
+	for ev, want := range map[string]string{"ok1": "1\n", "bad": "0\n", "ok2": "1\n"} {
+		if got := readString(t, fsys, "events/g/"+ev+"/enable"); got != want {
+			t.Errorf("%s enable = %q, want %q", ev, got, want)
+		}
+	}
+}
