@@ -40,8 +40,12 @@ Only the invoking user can use the mount and every file is owner-only;
 --allow-other lets every user in (FUSE allow_other: root, or
 user_allow_other in /etc/fuse.conf) with the owner's permission bits.
 
-There is no probe backend: events are emulated, hits stay 0, trace shows
-its header only and reads of trace_pipe end at once instead of blocking.`,
+As root on the running kernel with kprobes and BPF, enabling an event
+attaches it with eBPF and its hits fill trace and trace_pipe and count in
+kprobe_profile (the server's own activity is not traced); a trace_pipe
+read returns what is recorded and ends instead of waiting. Elsewhere there
+is no probe backend: events are emulated, hits stay 0, trace shows its
+header only and reads of trace_pipe end at once.`,
 		Example: `  mkdir -p /tmp/tracing && ktrace mount /tmp/tracing &
   echo 'p:myev do_sys_openat2 $arg1' >> /tmp/tracing/kprobe_events
   cat /tmp/tracing/events/kprobes/myev/format`,
@@ -61,7 +65,8 @@ its header only and reads of trace_pipe end at once instead of blocking.`,
 			} else if stale {
 				fmt.Fprintf(stderr, "ktrace: cleared a dead mount on %s\n", dir)
 			}
-			w := e.newWorld()
+			w, note, closeWorld := e.newTraceWorld(true)
+			defer closeWorld()
 			// Catch the signals before mounting so none is lost in between.
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
@@ -74,7 +79,7 @@ its header only and reads of trace_pipe end at once instead of blocking.`,
 				}
 				return failf(code, "mount: %w", err)
 			}
-			fmt.Fprintln(stderr, backendNote)
+			fmt.Fprintln(stderr, note)
 			fmt.Fprintf(stderr, "ktrace: tracefs (%s) mounted on %s; SIGINT or SIGTERM unmounts\n", e.dialect.Name, dir)
 			done := make(chan struct{})
 			go func() { srv.Wait(); close(done) }()
@@ -103,12 +108,14 @@ its header only and reads of trace_pipe end at once instead of blocking.`,
 	return cmd
 }
 
-// detachAll disables and removes every event, so that nothing the mount
-// created outlives it.
+// detachAll disables (through the backend, which detaches attached
+// probes) and removes every event, so that nothing the mount created
+// outlives it.
 func detachAll(w *world) {
-	for _, ev := range w.reg.Events() {
+	b := w.fs.Backend()
+	for _, ev := range b.Events() {
 		if ev.Enabled {
-			w.reg.SetEnabled(ev, false)
+			b.SetEnabled(ev.Group, ev.Name, false)
 		}
 	}
 	// dynamic_events' scope is every dynamic event.

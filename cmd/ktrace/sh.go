@@ -29,7 +29,8 @@ const (
 	debugMount   = "/sys/kernel/debug/tracing"
 )
 
-// backendNote is the one line `ktrace sh` prints on stderr.
+// backendNote is the one line `ktrace sh` and `ktrace mount` print on
+// stderr where probes cannot attach (see liveNote).
 const backendNote = "ktrace: no probe backend: events are emulated, trace stays empty"
 
 func newShCmd(g *globals) *cobra.Command {
@@ -51,6 +52,13 @@ paths and commands reach the real system (external commands run in an empty
 temporary directory and may not name tracefs paths, so they can never touch
 the host's real tracefs). ktrace prints nothing of its own on stdout and one
 line on stderr naming the backend. The exit status is the script's.
+
+As root on the running kernel (--kernel host, or the default where the
+host can be probed) with kprobes and BPF, enabling an event attaches it
+with eBPF: its hits fill trace and trace_pipe (which waits for them while
+events are enabled), kprobe_profile counts them, 'echo > trace' clears and
+tracing_on 0 pauses recording. Elsewhere events are emulated only and
+trace stays empty.
 Without SCRIPT or -c, commands are read from stdin; on a terminal, line by
 line with a "$ " prompt on stderr.`,
 		Example: `  ktrace sh -c 'echo "p:myev do_sys_openat2 \$arg1" >> kprobe_events; cat kprobe_events'
@@ -80,8 +88,10 @@ line with a "$ " prompt on stderr.`,
 					if err != nil {
 						return err
 					}
-					fmt.Fprintln(cmd.ErrOrStderr(), backendNote)
-					status, err := runInteractive(cmd.Context(), e.newWorld().fs, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+					w, note, closeWorld := e.newTraceWorld(false)
+					defer closeWorld()
+					fmt.Fprintln(cmd.ErrOrStderr(), note)
+					status, err := runInteractive(cmd.Context(), w.fs, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 					if err != nil {
 						return failf(exitRejected, "sh: %w", err)
 					}
@@ -101,8 +111,10 @@ line with a "$ " prompt on stderr.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			fmt.Fprintln(stderr, backendNote)
-			status, err := runShell(cmd.Context(), e.newWorld().fs, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
+			w, note, closeWorld := e.newTraceWorld(false)
+			defer closeWorld()
+			fmt.Fprintln(stderr, note)
+			status, err := runShell(cmd.Context(), w.fs, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
 			if err != nil {
 				return failf(exitRejected, "sh: %w", err)
 			}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cilium/ebpf/ringbuf"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/ktrace-dev/ktrace/tracer"
+)
+
+// liveNote is the stderr line of `ktrace sh` and `ktrace mount` when
+// enabling an event attaches it to the running kernel.
+const liveNote = "ktrace: probe backend: eBPF on the running kernel: enabled events record into trace"
+
+// liveBackend is the tracefs backend of a host where probes can attach:
+// the registry decides what the control files accept, and enabling an
+// event attaches it with the tracer (one tracer.Session per enabled event),
+// whose records go to the FS's trace ring.
+type liveBackend struct {
+	*tracefs.RegistryBackend
+	model *kernel.Model
+	// record receives each trace line (tracefs.FS.Record).
+	record func(ts uint64, line []byte) bool
+	// ignorePID drops the records of this process (0: none): the server of
+	// a mount plays the kernel, whose own work the kernel does not trace.
+	ignorePID uint32
+	// warn receives one line per failed attach (the kernel's enable write
+	// fails with an errno alone; ktrace says why on stderr).
+	warn io.Writer
+
+	mu   sync.Mutex // serialises enabling and disabling
+	smu  sync.Mutex // guards live and done
+	live map[evID]*liveEvent
+	// done holds the hits and misses of detached sessions: the kernel's
+	// counters live as long as the event, across disable and enable.
+	done map[evID]counts
+}
+
+// evID identifies an event instance: a re-created event of the same name
+// starts from zero hits, as a new trace_kprobe does.
+type evID struct {
+	group, name string
+	id          int
+}
+
+type counts struct{ hits, misses uint64 }
+
+// liveEvent is one attached event and the goroutine moving its records.
+type liveEvent struct {
+	sess *tracer.Session
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newLiveBackend(reg *events.Registry, m *kernel.Model, warn io.Writer) *liveBackend {
+	return &liveBackend{
+		RegistryBackend: tracefs.NewRegistryBackend(reg),
+		model:           m,
+		warn:            warn,
+		live:            map[evID]*liveEvent{},
+		done:            map[evID]counts{},
+	}
+}
+
+// liveAvailable reports whether ktrace can attach probes for model m: m
+// is the running kernel and tracer.Check passes.
+func liveAvailable(m *kernel.Model) bool {
+	return m.Source() == "host" && tracer.Check() == nil
+}
+
+// SetEnabled attaches an event before marking it enabled and marks it
+// disabled before detaching it; a failed attach leaves nothing attached
+// and the event disabled.
+func (b *liveBackend) SetEnabled(group, name string, on bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ev := b.R.Event(group, name)
+	if ev == nil {
+		return syscall.ENOENT
+	}
+	if ev.Enabled == on {
+		return b.R.SetEnabled(ev, on)
+	}
+	key := evID{ev.Group, ev.Name, ev.ID}
+	if !on {
+		if err := b.R.SetEnabled(ev, false); err != nil {
+			return err
+		}
+		b.detach(key)
+		return nil
+	}
+	sess, err := tracer.Open(tracer.Config{
+		Model:       b.model,
+		Events:      []*events.Event{ev},
+		KprobeMulti: b.model.Config("CONFIG_FPROBE") == "y",
+	})
+	if err != nil {
+		errno := attachErrno(err)
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", group, name, err)
+		}
+		return fmt.Errorf("attach %s/%s: %w", group, name, errno)
+	}
+	if err := b.R.SetEnabled(ev, true); err != nil {
+		sess.Close()
+		return err
+	}
+	le := &liveEvent{sess: sess, stop: make(chan struct{}), done: make(chan struct{})}
+	b.smu.Lock()
+	b.live[key] = le
+	b.smu.Unlock()
+	go b.pump(le)
+	return nil
+}
+
+// attachErrno is the errno of a failed attach: the kernel's own when the
+// tracer passes one on (register_kprobe's ENOENT, EINVAL, EILSEQ, ...),
+// else ENOENT for a missing symbol and EINVAL for the rest.
+func attachErrno(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return syscall.ENOENT
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return syscall.EPERM
+	}
+	return syscall.EINVAL
+}
+
+// detach closes an event's links, lets its goroutine move what the ring
+// buffer still holds, and keeps its final counts.
+func (b *liveBackend) detach(key evID) {
+	b.smu.Lock()
+	le := b.live[key]
+	b.smu.Unlock()
+	if le == nil {
+		return
+	}
+	le.sess.Detach()
+	close(le.stop)
+	<-le.done
+	stats, _ := le.sess.Stats()
+	b.smu.Lock()
+	c := b.done[key]
+	for _, st := range stats {
+		c.hits += st.Hits
+		c.misses += st.Misses
+	}
+	b.done[key] = c
+	delete(b.live, key)
+	b.smu.Unlock()
+	le.sess.Close()
+}
+
+// pumpPoll is how often the record goroutine looks for a stop request
+// while the ring buffer is quiet; records wake it earlier.
+const pumpPoll = 100 * time.Millisecond
+
+// pump moves an event's records into the trace ring until stopped, then
+// drains what the ring buffer holds.
+func (b *liveBackend) pump(le *liveEvent) {
+	defer close(le.done)
+	dec := le.sess.Decoder()
+	var buf []byte
+	stopping := false
+	for {
+		deadline := time.Now().Add(pumpPoll)
+		if stopping {
+			// A past deadline reads what is buffered, then times out.
+			deadline = time.Now()
+		}
+		r, err := le.sess.Next(deadline)
+		switch {
+		case errors.Is(err, tracer.ErrTimeout):
+			if stopping {
+				return
+			}
+			select {
+			case <-le.stop:
+				stopping = true
+			default:
+			}
+			continue
+		case errors.Is(err, ringbuf.ErrClosed):
+			return
+		case err != nil:
+			// An undecodable record has no trace line to show.
+			continue
+		}
+		if b.ignorePID != 0 && r.Tgid() == b.ignorePID {
+			continue
+		}
+		buf = dec.AppendText(buf[:0], &r)
+		if b.record != nil {
+			b.record(r.TS, buf)
+		}
+	}
+}
+
+// Events reports the live hit and miss counts of kprobe events (for
+// kprobe_profile): those of the attached session plus the detached ones.
+func (b *liveBackend) Events() []tracefs.EventInfo {
+	evs := b.RegistryBackend.Events()
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	for i := range evs {
+		key := evID{evs[i].Group, evs[i].Name, evs[i].ID}
+		c := b.done[key]
+		if le := b.live[key]; le != nil {
+			if stats, err := le.sess.Stats(); err == nil {
+				for _, st := range stats {
+					c.hits += st.Hits
+					c.misses += st.Misses
+				}
+			}
+		}
+		evs[i].Hits += c.hits
+		evs[i].Misses += c.misses
+	}
+	return evs
+}
+
+// Close disables every enabled event, which detaches it.
+func (b *liveBackend) Close() {
+	for _, e := range b.RegistryBackend.Events() {
+		if e.Enabled {
+			b.SetEnabled(e.Group, e.Name, false)
+		}
+	}
+}
+
+// newTraceWorld is the world of `ktrace sh` and `ktrace mount`: over the
+// live backend when probes can attach to the running kernel, else over the
+// emulation alone. note is the one stderr line naming the backend; close
+// detaches whatever is still attached. For a mount (forMount) the server's
+// own hits are dropped, and trace_pipe reads do not wait: the FUSE layer
+// serves one request at a time, so a waiting read would hold up the write
+// that could end it.
+func (e *env) newTraceWorld(forMount bool) (w *world, note string, close func()) {
+	if !liveAvailable(e.model) {
+		return e.newWorld(), backendNote, func() {}
+	}
+	reg := events.NewRegistry(e.model, e.dialect)
+	live := newLiveBackend(reg, e.model, os.Stderr)
+	if forMount {
+		live.ignorePID = uint32(os.Getpid())
+	}
+	fsys := tracefs.New(live, tracefs.Options{
+		Major:      e.dialect.Major,
+		Minor:      e.dialect.Minor,
+		CPUs:       e.model.CPUs(),
+		PipeBlocks: !forMount,
+	})
+	live.record = fsys.Record
+	return &world{reg: reg, fs: fsys}, liveNote, live.Close
+}
