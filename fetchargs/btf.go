@@ -210,7 +210,7 @@ func (p *parser) btfTypeName(t btf.Type) string {
 		return "x64"
 	case *btf.Int:
 		bits := v.Size * 8
-		if v.Encoding&btf.Signed != 0 {
+		if intSigned(v) {
 			switch bits {
 			case 8, 16, 32, 64:
 				return "s" + itoa(int(bits))
@@ -253,7 +253,20 @@ func itoa(n int) string {
 // recognises char).
 func isUnsignedByte(t btf.Type) bool {
 	i, ok := btf.UnderlyingType(t).(*btf.Int)
-	return ok && i.Size == 1 && i.Encoding&btf.Signed == 0
+	return ok && i.Size == 1 && !intSigned(i)
+}
+
+// intSigned reports whether BTF argument parsing treats the integer i as
+// signed: its BTF_INT_SIGNED bit, except that plain "char" is always
+// unsigned. Linux builds with -funsigned-char since 6.2, so on every
+// kernel that parses BTF arguments (6.12 and the newest syntax) char is
+// an unsigned byte, which is what lets ":string" accept "char *" and
+// "char[]". The 6.1 BTF still records char as signed (6.1 used the
+// compiler's signed default); read with the newest syntax, a 6.1 model's
+// types are taken as that syntax's kernels compile them. "signed char"
+// (s8) keeps its sign, so 6.12 rejects it for strings as before.
+func intSigned(i *btf.Int) bool {
+	return i.Encoding&btf.Signed != 0 && i.Name != "char"
 }
 
 // typeField returns what the kernel reads as btf_type->type for t: the

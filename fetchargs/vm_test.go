@@ -156,15 +156,20 @@ type lineResult struct {
 
 // runLine drives PrepareArgs and Parse over a probe line the way the
 // kernel's create functions do, with a simplified view of the probe place
-// (enough for the transcript lines).
+// (enough for the transcript lines), in the model's own dialect.
 func runLine(m *kernel.Model, line string) lineResult {
+	return runLineDialect(m, dialectFor(m), line)
+}
+
+// runLineDialect is runLine with the syntax of dialect d.
+func runLineDialect(m *kernel.Model, d *grammar.Dialect, line string) lineResult {
 	argv := strings.Fields(line)
 	res := lineResult{argv: argv}
 	if len(argv) < 2 {
 		res.skip = "no place"
 		return res
 	}
-	ctx := &Context{Model: m, Dialect: dialectFor(m)}
+	ctx := &Context{Model: m, Dialect: d}
 	place := argv[1]
 	switch argv[0][0] {
 	case 'p', 'r':
