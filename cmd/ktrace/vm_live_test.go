@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// liveScript runs under `ktrace sh` in the guest, where probes attach: the
+// issue's example through the emulated tracefs files, then echo > trace,
+// tracing_on 0 and a waiting trace_pipe read. Commands run through dd, an
+// external program (busybox runs cat inside the shell process).
+const liveScript = `echo 'p:myev do_sys_openat2 path=+0($arg2):string' >> kprobe_events
+echo 1 > events/kprobes/myev/enable; echo "@@EN $?"
+dd if=/etc/hostname of=/dev/null 2>/dev/null
+echo 0 > events/kprobes/myev/enable
+echo @@TRACE; cat trace; echo @@END-TRACE
+echo @@PROFILE; cat kprobe_profile; echo @@END-PROFILE
+echo > trace
+echo @@CLEARED; cat trace; echo @@END-CLEARED
+echo 0 > tracing_on
+echo 1 > events/kprobes/enable
+dd if=/etc/hostname of=/dev/null 2>/dev/null
+echo 0 > events/kprobes/enable
+echo 1 > tracing_on
+echo @@OFF; cat trace; echo @@END-OFF
+echo @@PROFILE2; cat kprobe_profile; echo @@END-PROFILE2
+echo 1 > events/enable
+(sleep 1; dd if=/etc/hostname of=/dev/null 2>/dev/null; sleep 1; echo 0 > events/enable) &
+echo @@PIPE; cat trace_pipe; echo @@END-PIPE
+wait
+echo @@AFTERPIPE; cat trace; echo @@END-AFTERPIPE
+`
+
+// kernelScript is the same example on the kernel's own tracefs in the
+// same boot, for the trace file's layout.
+const kernelScript = `echo 'p:myev do_sys_openat2 path=+0($arg2):string' >> kprobe_events
+echo 1 > events/kprobes/myev/enable
+dd if=/etc/hostname of=/dev/null 2>/dev/null
+echo 0 > events/kprobes/myev/enable
+echo @@KTRACE; cat trace; echo @@END-KTRACE
+echo > kprobe_events
+`
+
+var (
+	// entriesLine is the trace header's count line.
+	entriesLine = regexp.MustCompile(`(?m)^# entries-in-buffer/entries-written: (\d+)/(\d+)   #P:(\d+)$`)
+	// ddHostname is the issue's expected hit: dd opening /etc/hostname.
+	ddHostname = regexp.MustCompile(`(?m)^ +dd-\d+ +\[\d{3}\] [.dNhHsSbB0-9]{5} +\d+\.\d{6}: myev: \(do_sys_openat2\+0x0/0x[0-9a-f]+\) path="/etc/hostname"$`)
+	// profileLine is kprobe_profile's line of myev.
+	profileLine = regexp.MustCompile(`(?m)^  myev +(\d+) +(\d+)$`)
+)
+
+func vmSection(out, name string) string {
+	_, rest, ok := strings.Cut(out, "@@"+name+"\n")
+	if !ok {
+		return ""
+	}
+	body, _, _ := strings.Cut(rest, "@@END-"+name)
+	return body
+}
+
+// header returns a trace text's '#' lines.
+func header(trace string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(trace, "\n") {
+		if strings.HasPrefix(l, "#") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+func profileHits(t *testing.T, text string) uint64 {
+	t.Helper()
+	m := profileLine.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no myev line in kprobe_profile:\n%s", text)
+	}
+	n, _ := strconv.ParseUint(m[1], 10, 64)
+	return n
+}
+
+// TestShLiveVM runs `ktrace sh` where probes attach, on both pinned
+// kernels (one boot each): enabling myev attaches it, dd's open of
+// /etc/hostname is in trace with the kernel's line and header layout,
+// kprobe_profile counts hits, echo > trace clears, tracing_on 0 records
+// nothing (hits still count), and trace_pipe waits for the hit and ends
+// when the events are disabled.
+func TestShLiveVM(t *testing.T) {
+	vmtest.Require(t)
+	ks, err := vmtest.PinnedKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	kt, err := vmtest.BuildStatic(ctx, "./cmd/ktrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		t.Run(k.Name, func(t *testing.T) {
+			m, err := kernel.LoadSnapshot(k.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			config, err := os.ReadFile(filepath.Join(k.Dir, "config"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := kernelScript + "/bin/ktrace --kernel host sh -c " + shellQuote(liveScript) + " 2>/tmp/sh.err; echo \"@@RC $?\"\n" +
+				"echo @@ERR; cat /tmp/sh.err; echo @@END-ERR\n"
+			out, err := vmtest.Run(ctx, k, vmtest.Guest{
+				Script: script,
+				Files: map[string][]byte{
+					"/bin/ktrace":                 kt,
+					"/boot/config-" + m.Release(): config,
+					"/etc/hostname":               []byte("ktrace-vm\n"),
+				},
+			})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			s := string(out)
+			if !strings.Contains(s, "@@RC 0") || !strings.Contains(s, "@@EN 0") {
+				t.Fatalf("ktrace sh failed:\n%s", s)
+			}
+			if errText := vmSection(s, "ERR"); strings.TrimSpace(errText) != liveNote {
+				t.Errorf("stderr = %q, want the live backend note only", errText)
+			}
+
+			kern, trace := vmSection(s, "KTRACE"), vmSection(s, "TRACE")
+			if !ddHostname.MatchString(kern) {
+				t.Fatalf("the kernel's trace lacks dd's hit (test premise):\n%s", kern)
+			}
+			if !ddHostname.MatchString(trace) {
+				t.Errorf("ktrace's trace lacks dd's hit:\n%s", trace)
+			}
+			// The header is the kernel's but for the counts.
+			strip := func(h string) string { return entriesLine.ReplaceAllString(h, "# entries") }
+			if got, want := strip(header(trace)), strip(header(kern)); got != want {
+				t.Errorf("trace header:\n%s\nkernel's:\n%s", got, want)
+			}
+			em := entriesLine.FindStringSubmatch(trace)
+			lines := strings.Count(trace, "\n") - strings.Count(header(trace), "\n")
+			if em == nil || em[1] != strconv.Itoa(lines) || em[1] != em[2] {
+				t.Errorf("trace counts %v, want %d/%d:\n%s", em, lines, lines, trace)
+			}
+			hits := profileHits(t, vmSection(s, "PROFILE"))
+			if hits == 0 {
+				t.Errorf("kprobe_profile shows no hits:\n%s", vmSection(s, "PROFILE"))
+			}
+
+			if c := vmSection(s, "CLEARED"); !strings.Contains(c, "entries-in-buffer/entries-written: 0/0 ") || ddHostname.MatchString(c) {
+				t.Errorf("trace after echo > trace:\n%s", c)
+			}
+			if off := vmSection(s, "OFF"); !strings.Contains(off, "entries-in-buffer/entries-written: 0/0 ") {
+				t.Errorf("trace recorded with tracing_on 0:\n%s", off)
+			}
+			if h2 := profileHits(t, vmSection(s, "PROFILE2")); h2 <= hits {
+				t.Errorf("kprobe_profile hits %d -> %d: hits with tracing_on 0 must count", hits, h2)
+			}
+
+			pipe := vmSection(s, "PIPE")
+			if !ddHostname.MatchString(pipe) {
+				t.Errorf("trace_pipe lacks dd's hit:\n%s", pipe)
+			}
+			after := vmSection(s, "AFTERPIPE")
+			if ddHostname.MatchString(after) {
+				t.Errorf("trace still holds what trace_pipe consumed:\n%s", after)
+			}
+			t.Logf("%s: trace:\n%s\nkernel:\n%s\nprofile:\n%s", k.Name, trace, kern, vmSection(s, "PROFILE"))
+		})
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
