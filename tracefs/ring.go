@@ -22,7 +22,11 @@ type traceEntry struct {
 type traceRing struct {
 	entries []traceEntry // oldest first, ordered by ts
 	bytes   int
-	written uint64 // entries recorded since the last clear
+	// overrun counts the entries a full ring dropped since the last clear.
+	// The kernel's entries-written is the entries in the buffer plus
+	// these: entries consumed through trace_pipe count in neither (seen on
+	// 6.1 and 6.12).
+	overrun uint64
 }
 
 // add inserts an entry in time order (records from several sources arrive
@@ -36,13 +40,13 @@ func (r *traceRing) add(ts uint64, text string) {
 	copy(r.entries[i+1:], r.entries[i:])
 	r.entries[i] = traceEntry{ts: ts, text: text}
 	r.bytes += len(text)
-	r.written++
 	drop := 0
 	for r.bytes > ringMaxBytes && drop < len(r.entries)-1 {
 		r.bytes -= len(r.entries[drop].text)
 		drop++
 	}
 	if drop > 0 {
+		r.overrun += uint64(drop)
 		r.entries = append(r.entries[:0], r.entries[drop:]...)
 	}
 }
@@ -100,7 +104,8 @@ func (f *FS) traceText() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, traceHeaderFmt, len(f.ring.entries), f.ring.written, f.cpus)
+	n := len(f.ring.entries)
+	fmt.Fprintf(&b, traceHeaderFmt, n, uint64(n)+f.ring.overrun, f.cpus)
 	for _, e := range f.ring.entries {
 		b.WriteString(e.text)
 	}
