@@ -68,8 +68,8 @@ func insnLen(code []byte) int {
 	if len(code) == 0 {
 		return 0
 	}
-	// ENDBR64 and its sealed form (a 4-byte NOP) are handled explicitly
-	// so a decoder gap there cannot hide a whole function.
+	// ENDBR64 is handled explicitly so a decoder gap there cannot hide a
+	// whole function (its sealed forms are plain NOPs the decoder knows).
 	if len(code) >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa {
 		return 4
 	}

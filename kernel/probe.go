@@ -456,13 +456,23 @@ func (m *Model) startsWithEndbr(fn Symbol) bool {
 	return fn.IsText() && m.hasFtraceLocation(fn)
 }
 
-// isEndbr matches ENDBR64, ENDBR32 and the 4-byte NOP that sealing writes
-// over unused ENDBRs ("nopl -42(%rax)"), all of which is_endbr() accepts.
+// isEndbr matches what is_endbr() accepts: ENDBR64, ENDBR32 and the
+// 4-byte NOP that IBT sealing writes at boot over the ENDBRs of functions
+// never called indirectly. 6.12 seals with "osp nopl (%rax)" (66 0f 1f 00;
+// its arch_adjust_kprobe_addr compares against 0x001f0f66), later kernels
+// with "nopl -42(%rax)" (0f 1f 40 d6). Because a sealed ENDBR still counts,
+// sealing moves no probe: "p FUNC" stays at FUNC+4 and "r FUNC+4" stays a
+// function entry. The model reads the on-disk image, which is never
+// sealed; no function in either pinned image starts with either NOP, so
+// accepting both is exact for them.
 func isEndbr(code []byte) bool {
 	if len(code) < 4 {
 		return false
 	}
-	if code[0] == 0x0f && code[1] == 0x1f && code[2] == 0x40 && code[3] == 0xd6 {
+	switch {
+	case code[0] == 0x66 && code[1] == 0x0f && code[2] == 0x1f && code[3] == 0x00:
+		return true
+	case code[0] == 0x0f && code[1] == 0x1f && code[2] == 0x40 && code[3] == 0xd6:
 		return true
 	}
 	return code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && (code[3] == 0xfa || code[3] == 0xfb)

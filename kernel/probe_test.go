@@ -98,6 +98,17 @@ var vmPlaces = []struct {
 	{"vfs_read+0x1f0", false, "BAD_INSN_BNDRY/EILSEQ", "BAD_INSN_BNDRY/EILSEQ"},
 	{"vfs_read+4294967295", false, "BAD_PROBE_ADDR/ENOENT", "BAD_PROBE_ADDR/ENOENT"},
 	{"vfs_read+4294967296", false, "BAD_PROBE_ADDR/EINVAL", "BAD_PROBE_ADDR/EINVAL"},
+	// do_sys_openat2 is static and only called directly: no ENDBR64 on
+	// either kernel, so offset 4 is inside its first instruction (the
+	// __fentry__ call) and only offset 0 is an entry; kprobes/list shows
+	// do_sys_openat2+0x0, where vfs_read on 6.12 shows vfs_read+0x4.
+	{"do_sys_openat2", false, "ok", "ok"},
+	{"do_sys_openat2", true, "ok", "ok"},
+	{"do_sys_openat2+1", false, "BAD_INSN_BNDRY/EILSEQ", "BAD_INSN_BNDRY/EILSEQ"},
+	{"do_sys_openat2+4", false, "BAD_INSN_BNDRY/EILSEQ", "BAD_INSN_BNDRY/EILSEQ"},
+	{"do_sys_openat2+4", true, "BAD_RETPROBE/EINVAL", "BAD_RETPROBE/EINVAL"},
+	{"do_sys_openat2+5", false, "ok", "ok"},
+	{"do_sys_openat2+5", true, "BAD_RETPROBE/EINVAL", "BAD_RETPROBE/EINVAL"},
 	{"vfs_read", true, "ok", "ok"},
 	{"vfs_read+1", true, "BAD_RETPROBE/EINVAL", "BAD_RETPROBE/EINVAL"},
 	{"vfs_read+4", true, "BAD_RETPROBE/EINVAL", "ok"},
@@ -258,6 +269,13 @@ func TestResolveKprobe(t *testing.T) {
 		{"6.12", "__migrate_device_pages", 4, 4, false},
 		{"6.1", "vfs_read", 0, 0, true},
 		{"6.1", "vfs_read", 4, 4, false},
+		// No ENDBR64: the probe stays at +0 (kprobes/list reads
+		// do_sys_openat2+0x0 on both kernels) and +4 is no entry.
+		{"6.12", "do_sys_openat2", 0, 0, true},
+		{"6.12", "do_sys_openat2", 4, 4, false},
+		{"6.12", "do_sys_openat2", 5, 5, false},
+		{"6.1", "do_sys_openat2", 0, 0, true},
+		{"6.1", "do_sys_openat2", 5, 5, false},
 	}
 	for _, tt := range tests {
 		m := snapshot(t, tt.release)
@@ -514,6 +532,35 @@ func TestVMFprobeCorpus(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: model %s, kernel %s", probe, got, want)
+		}
+	}
+}
+
+// TestIsEndbr checks the function-start encodings is_endbr() accepts. IBT
+// sealing (6.12 on CPUs with IBT; tools/vmsh's emulated CPU has none, so
+// the VM never seals) overwrites the ENDBR64 of functions never called
+// indirectly with a 4-byte NOP that is_endbr() still accepts, so a sealed
+// function is probed at +4 and "r FUNC+4" stays an entry exactly as when
+// unsealed. The 6.12 form, 66 0f 1f 00, is the constant the pinned 6.12
+// image's arch_adjust_kprobe_addr compares with (cmp $0x1f0f66,%eax).
+func TestIsEndbr(t *testing.T) {
+	tests := []struct {
+		code []byte
+		want bool
+	}{
+		{[]byte{0xf3, 0x0f, 0x1e, 0xfa}, true},        // endbr64
+		{[]byte{0xf3, 0x0f, 0x1e, 0xfb}, true},        // endbr32
+		{[]byte{0x66, 0x0f, 0x1f, 0x00}, true},        // 6.12 seal: osp nopl (%rax)
+		{[]byte{0x0f, 0x1f, 0x40, 0xd6}, true},        // later seal: nopl -42(%rax)
+		{[]byte{0x0f, 0x1f, 0x44, 0x00, 0x00}, false}, // nop5 (fentry site)
+		{[]byte{0xe8, 0x00, 0x00, 0x00, 0x00}, false}, // call __fentry__
+		{[]byte{0x66, 0x0f, 0x1f, 0x44}, false},       // nopw prefix
+		{[]byte{0xf3, 0x0f, 0x1e}, false},             // short
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := isEndbr(tt.code); got != tt.want {
+			t.Errorf("isEndbr(% x) = %v, want %v", tt.code, got, tt.want)
 		}
 	}
 }
