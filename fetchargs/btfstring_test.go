@@ -97,3 +97,25 @@ func TestBTFStringCharSign(t *testing.T) {
 		}
 	}
 }
+
+// TestBTFStringOn61Syntax: with 6.1's own syntax there are no BTF names,
+// so the same lines fail before any string check. Observed on 6.1.192
+// with tools/vmsh (2026-11-29): BAD_FETCH_ARG, EINVAL, caret at the name.
+func TestBTFStringOn61Syntax(t *testing.T) {
+	m := loadModel(t, "6.1")
+	for _, line := range []string{
+		"p:a do_sys_openat2 filename:ustring",
+		"p:c do_filp_open pathname->name:string",
+		"p:e do_sys_openat2 dfd:string",
+	} {
+		res := runLine(m, line)
+		entries, errno := Logs(res.err)
+		if errno != syscall.EINVAL || len(entries) != 1 {
+			t.Errorf("%s: %v, want BAD_FETCH_ARG (EINVAL)", line, res.err)
+			continue
+		}
+		if e := entries[0]; e.Code != grammar.ErrBadFetchArg || e.Arg != 2 || e.Off != 0 {
+			t.Errorf("%s: %+v, want BAD_FETCH_ARG at (2,0)", line, e)
+		}
+	}
+}
