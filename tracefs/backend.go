@@ -96,3 +96,12 @@ type Backend interface {
 	// SetEnabled enables or disables one event.
 	SetEnabled(group, name string, on bool) error
 }
+
+// Syncer is implemented by backends whose records reach the FS (Record)
+// some time after the hit. Sync returns once everything recorded so far
+// has been passed on; the FS calls it before showing trace or consuming
+// trace_pipe, so that they hold every hit that happened before the read,
+// in time order, as the kernel's do.
+type Syncer interface {
+	Sync()
+}

@@ -101,6 +101,7 @@ func (f *FS) clearTrace() {
 // traceText is the trace file: the nop tracer's header with the ring's
 // counts, then every entry (reading trace does not consume).
 func (f *FS) traceText() string {
+	f.sync()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var b strings.Builder
@@ -110,6 +111,14 @@ func (f *FS) traceText() string {
 		b.WriteString(e.text)
 	}
 	return b.String()
+}
+
+// sync lets a Syncer backend pass on what it holds. It must be called
+// without f.mu.
+func (f *FS) sync() {
+	if s, ok := f.b.(Syncer); ok {
+		s.Sync()
+	}
 }
 
 // anyEnabled reports whether some event is enabled. It must be called
@@ -130,6 +139,7 @@ func (f *FS) anyEnabled() bool {
 // what the ring holds.
 func (f *FS) pipeRead(closed func() bool) string {
 	for {
+		f.sync()
 		f.mu.Lock()
 		if len(f.ring.entries) > 0 {
 			s := f.ring.take()

@@ -195,7 +195,8 @@ var ErrTimeout = os.ErrDeadlineExceeded
 
 // Next waits for the next record until deadline (zero: no deadline). The
 // record aliases a buffer reused by the following call. It returns
-// ErrTimeout at the deadline and ringbuf.ErrClosed after Close.
+// ErrTimeout at the deadline, ErrFlushed after a Flush and
+// ringbuf.ErrClosed after Close.
 func (s *Session) Next(deadline time.Time) (Record, error) {
 	s.reader.SetDeadline(deadline)
 	if err := s.reader.ReadInto(&s.rec); err != nil {
@@ -203,6 +204,16 @@ func (s *Session) Next(deadline time.Time) (Record, error) {
 	}
 	return s.decoder.Decode(s.rec.RawSample)
 }
+
+// ErrFlushed is returned by Next after the records that were in the ring
+// buffer when Flush was called.
+var ErrFlushed = ringbuf.ErrFlushed
+
+// Flush makes a waiting or the next Next return the records already in
+// the ring buffer without waiting for a wake-up (records below the wake-up
+// level send none), then ErrFlushed. A reader that must show everything
+// recorded so far calls it.
+func (s *Session) Flush() error { return s.reader.Flush() }
 
 // Buffered returns the bytes waiting in the ring buffer.
 func (s *Session) Buffered() int { return s.reader.AvailableBytes() }

@@ -59,6 +59,60 @@ type liveEvent struct {
 	sess *tracer.Session
 	stop chan struct{}
 	done chan struct{}
+
+	mu sync.Mutex
+	// synced are the Sync calls waiting for the goroutine to pass on what
+	// the ring buffer held when they flushed it.
+	synced []chan struct{}
+}
+
+// waiting is the number of Sync calls waiting.
+func (le *liveEvent) waiting() int {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	return len(le.synced)
+}
+
+// release wakes the first n waiting Sync calls (n < 0: all of them).
+func (le *liveEvent) release(n int) {
+	le.mu.Lock()
+	if n < 0 || n > len(le.synced) {
+		n = len(le.synced)
+	}
+	for _, c := range le.synced[:n] {
+		close(c)
+	}
+	le.synced = le.synced[n:]
+	le.mu.Unlock()
+}
+
+// syncTimeout bounds a Sync's wait for one event's goroutine.
+const syncTimeout = time.Second
+
+// Sync returns once every attached event's goroutine has passed on the
+// records its ring buffer held when Sync was called.
+func (b *liveBackend) Sync() {
+	b.smu.Lock()
+	var waits []chan struct{}
+	for _, le := range b.live {
+		c := make(chan struct{})
+		le.mu.Lock()
+		le.synced = append(le.synced, c)
+		le.mu.Unlock()
+		if err := le.sess.Flush(); err != nil {
+			continue
+		}
+		waits = append(waits, c)
+	}
+	b.smu.Unlock()
+	timeout := time.After(syncTimeout)
+	for _, c := range waits {
+		select {
+		case <-c:
+		case <-timeout:
+			return
+		}
+	}
 }
 
 func newLiveBackend(reg *events.Registry, m *kernel.Model, warn io.Writer) *liveBackend {
@@ -172,6 +226,7 @@ const pumpPoll = 100 * time.Millisecond
 // drains what the ring buffer holds.
 func (b *liveBackend) pump(le *liveEvent) {
 	defer close(le.done)
+	defer le.release(-1)
 	dec := le.sess.Decoder()
 	var buf []byte
 	stopping := false
@@ -181,6 +236,10 @@ func (b *liveBackend) pump(le *liveEvent) {
 			// A past deadline reads what is buffered, then times out.
 			deadline = time.Now()
 		}
+		// A flush ends a read that started after its Sync call was
+		// made: only those calls are sure to find their records passed
+		// on when it ends.
+		before := le.waiting()
 		r, err := le.sess.Next(deadline)
 		switch {
 		case errors.Is(err, tracer.ErrTimeout):
@@ -192,6 +251,9 @@ func (b *liveBackend) pump(le *liveEvent) {
 				stopping = true
 			default:
 			}
+			continue
+		case errors.Is(err, tracer.ErrFlushed):
+			le.release(before)
 			continue
 		case errors.Is(err, ringbuf.ErrClosed):
 			return

@@ -33,6 +33,8 @@ echo 0 > events/kprobes/enable
 echo 1 > tracing_on
 echo @@OFF; cat trace; echo @@END-OFF
 echo @@PROFILE2; cat kprobe_profile; echo @@END-PROFILE2
+echo 'r:myret do_sys_openat2 ret=$retval' >> kprobe_events
+echo >> trace
 echo 1 > events/enable
 (sleep 1; dd if=/etc/hostname of=/dev/null 2>/dev/null; sleep 1; echo 0 > events/enable) &
 echo @@PIPE; cat trace_pipe; echo @@END-PIPE
@@ -55,6 +57,8 @@ var (
 	entriesLine = regexp.MustCompile(`(?m)^# entries-in-buffer/entries-written: (\d+)/(\d+)   #P:(\d+)$`)
 	// ddHostname is the issue's expected hit: dd opening /etc/hostname.
 	ddHostname = regexp.MustCompile(`(?m)^ +dd-\d+ +\[\d{3}\] [.dNhHsSbB0-9]{5} +\d+\.\d{6}: myev: \(do_sys_openat2\+0x0/0x[0-9a-f]+\) path="/etc/hostname"$`)
+	// ddReturn is a return probe's hit of dd.
+	ddReturn = regexp.MustCompile(`(?m)^ +dd-\d+ +\[\d{3}\] [.dNhHsSbB0-9]{5} +\d+\.\d{6}: myret: \(\S+\+0x[0-9a-f]+/0x[0-9a-f]+ <- do_sys_openat2\) ret=(0x[0-9a-f]+|\d+)$`)
 	// profileLine is kprobe_profile's line of myev.
 	profileLine = regexp.MustCompile(`(?m)^  myev +(\d+) +(\d+)$`)
 )
@@ -94,7 +98,8 @@ func profileHits(t *testing.T, text string) uint64 {
 // /etc/hostname is in trace with the kernel's line and header layout,
 // kprobe_profile counts hits, echo > trace clears, tracing_on 0 records
 // nothing (hits still count), and trace_pipe waits for the hit and ends
-// when the events are disabled.
+// when the events are disabled; events/enable attaches a return probe
+// too.
 func TestShLiveVM(t *testing.T) {
 	vmtest.Require(t)
 	ks, err := vmtest.PinnedKernels()
@@ -171,8 +176,8 @@ func TestShLiveVM(t *testing.T) {
 			}
 
 			pipe := vmSection(s, "PIPE")
-			if !ddHostname.MatchString(pipe) {
-				t.Errorf("trace_pipe lacks dd's hit:\n%s", pipe)
+			if !ddHostname.MatchString(pipe) || !ddReturn.MatchString(pipe) {
+				t.Errorf("trace_pipe lacks dd's hits of myev and myret (events/enable):\n%s", pipe)
 			}
 			after := vmSection(s, "AFTERPIPE")
 			if ddHostname.MatchString(after) {
