@@ -53,6 +53,22 @@ echo @@KTRACE; cat trace; echo @@END-KTRACE
 echo > kprobe_events
 `
 
+// mountScript runs the example through `ktrace mount` where the guest
+// kernel has FUSE built in (6.12; 6.1 has it as a module the guest lacks).
+const mountScript = `if grep -q fuse /proc/filesystems; then
+mkdir -p /tmp/tr
+/bin/ktrace --kernel host mount --daemon /tmp/tr >/tmp/mpid 2>/tmp/m.err
+echo 'p:myev do_sys_openat2 path=+0($arg2):string' >> /tmp/tr/kprobe_events
+echo 1 > /tmp/tr/events/kprobes/myev/enable
+dd if=/etc/hostname of=/dev/null 2>/dev/null
+echo @@MOUNT; cat /tmp/tr/trace; echo @@END-MOUNT
+echo @@MPROFILE; cat /tmp/tr/kprobe_profile; echo @@END-MPROFILE
+echo 0 > /tmp/tr/events/kprobes/myev/enable
+kill $(cat /tmp/mpid); sleep 1
+echo @@MERR; cat /tmp/m.err; echo @@END-MERR
+fi
+`
+
 var (
 	// entriesLine is the trace header's count line.
 	entriesLine = regexp.MustCompile(`(?m)^# entries-in-buffer/entries-written: (\d+)/(\d+)   #P:(\d+)$`)
@@ -128,7 +144,7 @@ func TestShLiveVM(t *testing.T) {
 				t.Fatal(err)
 			}
 			script := kernelScript + "/bin/ktrace --kernel host sh -c " + shellQuote(liveScript) + " 2>/tmp/sh.err; echo \"@@RC $?\"\n" +
-				"echo @@ERR; cat /tmp/sh.err; echo @@END-ERR\n"
+				"echo @@ERR; cat /tmp/sh.err; echo @@END-ERR\n" + mountScript
 			out, err := vmtest.Run(ctx, k, vmtest.Guest{
 				Script: script,
 				Files: map[string][]byte{
@@ -190,6 +206,17 @@ func TestShLiveVM(t *testing.T) {
 			after := vmSection(s, "AFTERPIPE")
 			if ddHostname.MatchString(after) {
 				t.Errorf("trace still holds what trace_pipe consumed:\n%s", after)
+			}
+			if strings.Contains(s, "@@MOUNT") {
+				if mt := vmSection(s, "MOUNT"); !ddHostname.MatchString(mt) {
+					t.Errorf("ktrace mount: trace lacks dd's hit:\n%s\nstderr:\n%s", mt, vmSection(s, "MERR"))
+				}
+				if profileHits(t, vmSection(s, "MPROFILE")) == 0 {
+					t.Errorf("ktrace mount: kprobe_profile shows no hits:\n%s", vmSection(s, "MPROFILE"))
+				}
+				t.Logf("%s: ktrace mount's trace:\n%s", k.Name, vmSection(s, "MOUNT"))
+			} else if k.Name == "6.12" {
+				t.Errorf("6.12 has FUSE built in, but the mount part did not run:\n%s", s)
 			}
 			t.Logf("%s: trace:\n%s\nkernel:\n%s\nprofile:\n%s", k.Name, trace, kern, vmSection(s, "PROFILE"))
 		})
