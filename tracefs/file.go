@@ -256,6 +256,9 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		// Hits from before the write are recorded or not by the old
+		// setting.
+		f.sync()
 		f.mu.Lock()
 		f.tracingOn = v != 0
 		f.mu.Unlock()

@@ -91,8 +91,11 @@ func (f *FS) wake() {
 	f.mu.Unlock()
 }
 
-// clearTrace empties the ring, as a truncating open of trace does.
+// clearTrace empties the ring, as a truncating open of trace does. The
+// backend passes on what it holds first, so that no earlier hit shows up
+// after the clear.
 func (f *FS) clearTrace() {
+	f.sync()
 	f.mu.Lock()
 	f.ring.clear()
 	f.mu.Unlock()

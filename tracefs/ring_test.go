@@ -198,3 +198,43 @@ func TestTraceRingOverrun(t *testing.T) {
 		t.Errorf("trace header after overrun: %q", got[:120])
 	}
 }
+
+// syncBackend holds records back until Sync, as the eBPF backend's ring
+// buffer does.
+type syncBackend struct {
+	lockedBackend
+	fs      *FS
+	pending []string
+}
+
+func (s *syncBackend) Sync() {
+	for i, l := range s.pending {
+		s.fs.Record(uint64(i), []byte(l))
+	}
+	s.pending = nil
+}
+
+// trace, echo > trace and tracing_on see every hit made before them.
+func TestTraceSync(t *testing.T) {
+	b := &syncBackend{}
+	fsys := New(b, Options{})
+	b.fs = fsys
+	b.pending = []string{lineA}
+	if got := readString(t, fsys, "trace"); !strings.HasSuffix(got, lineA) {
+		t.Errorf("trace lacks the held-back hit:\n%s", got)
+	}
+	b.pending = []string{lineB}
+	if err := writeFile(fsys, "trace", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, fsys, "trace"); !strings.Contains(got, "entries-written: 0/0 ") {
+		t.Errorf("a hit from before echo > trace survived it:\n%s", got)
+	}
+	b.pending = []string{lineA}
+	if err := writeFile(fsys, "tracing_on", "0", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, fsys, "trace"); !strings.HasSuffix(got, lineA) {
+		t.Errorf("a hit from before tracing_on 0 was dropped:\n%s", got)
+	}
+}
