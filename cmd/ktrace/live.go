@@ -64,6 +64,9 @@ type liveEvent struct {
 	// synced are the Sync calls waiting for the goroutine to pass on what
 	// the ring buffer held when they flushed it.
 	synced []chan struct{}
+	// ended is set when the goroutine has stopped: nothing would answer a
+	// Sync.
+	ended bool
 }
 
 // waiting is the number of Sync calls waiting.
@@ -86,6 +89,14 @@ func (le *liveEvent) release(n int) {
 	le.mu.Unlock()
 }
 
+// end releases every waiting Sync call and refuses later ones.
+func (le *liveEvent) end() {
+	le.mu.Lock()
+	le.ended = true
+	le.mu.Unlock()
+	le.release(-1)
+}
+
 // syncTimeout bounds a Sync's wait for one event's goroutine.
 const syncTimeout = time.Second
 
@@ -97,8 +108,14 @@ func (b *liveBackend) Sync() {
 	for _, le := range b.live {
 		c := make(chan struct{})
 		le.mu.Lock()
-		le.synced = append(le.synced, c)
+		ended := le.ended
+		if !ended {
+			le.synced = append(le.synced, c)
+		}
 		le.mu.Unlock()
+		if ended {
+			continue
+		}
 		if err := le.sess.Flush(); err != nil {
 			continue
 		}
@@ -226,7 +243,7 @@ const pumpPoll = 100 * time.Millisecond
 // drains what the ring buffer holds.
 func (b *liveBackend) pump(le *liveEvent) {
 	defer close(le.done)
-	defer le.release(-1)
+	defer le.end()
 	dec := le.sess.Decoder()
 	var buf []byte
 	stopping := false
