@@ -154,8 +154,12 @@ func newAddCmd(g *globals) *cobra.Command {
 		Long: `add writes each LINE to the session's dynamic_events, in order. Like
 register_kprobes, it is all or nothing: if one line is rejected its
 error_log entry is printed and no line is added. On success the readback
-of the new probes is printed (JSON: {"added": [lines]}). --syntax defaults
-to latest here. Put -- before lines that start with '-'.`,
+of the new probes is printed (JSON: {"added": [lines], "needs": {line:
+[features]}}). --syntax defaults to latest here, and add says on stderr
+which kernel features a line needs beyond the model kernel's own rules
+(fprobes, BTF arguments, $argN on return probes, %pd/%pD, ...): ktrace's
+eBPF backend runs them on that kernel. Put -- before lines that start
+with '-'.`,
 		Example: `  ktrace add 'p:myev do_sys_openat2 dfd=%di:s32 path=+0(%si):string'
   ktrace add 'r:myret vfs_read $retval' 'f:fe vfs_write $arg*'
   ktrace --session ./probes.session add 'p:ev vfs_read'`,
@@ -185,8 +189,20 @@ to latest here. Put -- before lines that start with '-'.`,
 			if before <= len(all) {
 				added = all[before:]
 			}
+			// Say which kernel features each line needs beyond the
+			// model kernel's own syntax (ktrace's eBPF backend runs them).
+			needs := map[string][]string{}
+			for _, line := range args {
+				if n := lineNeeds(s.w.reg.Model(), line); len(n) > 0 {
+					needs[line] = n
+					fmt.Fprintf(cmd.ErrOrStderr(), "ktrace: %q needs %s\n", line, strings.Join(n, "; "))
+				}
+			}
 			if g.output == "json" {
-				return writeJSON(cmd.OutOrStdout(), map[string][]string{"added": added})
+				return writeJSON(cmd.OutOrStdout(), struct {
+					Added []string            `json:"added"`
+					Needs map[string][]string `json:"needs"`
+				}{added, needs})
 			}
 			for _, l := range added {
 				fmt.Fprintln(cmd.OutOrStdout(), l)
