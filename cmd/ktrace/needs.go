@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
@@ -96,4 +98,15 @@ func lineNeeds(m *kernel.Model, line string) []string {
 		names = append(names, fmt.Sprintf("Linux 6.12's rules (Linux %s says: %s)", own.Name, why))
 	}
 	return names
+}
+
+// reportNeeds prints, on w, the features line needs beyond the model
+// kernel's own syntax (one line, nothing when it needs none) and returns
+// them.
+func reportNeeds(w io.Writer, m *kernel.Model, line string) []string {
+	n := lineNeeds(m, line)
+	if len(n) > 0 {
+		fmt.Fprintf(w, "ktrace: %q needs %s\n", line, strings.Join(n, "; "))
+	}
+	return n
 }

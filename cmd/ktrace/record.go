@@ -113,6 +113,7 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*session, []*eve
 			}
 			return nil, nil, failf(exitRejected, "record: %q: %s", line, strerror(res.errno))
 		}
+		reportNeeds(stderr, s.w.reg.Model(), line)
 		for _, ev := range s.w.reg.Events() {
 			if n, ok := before[key(ev)]; !ok || n != len(ev.Probes) {
 				want[key(ev)] = true

@@ -193,9 +193,8 @@ with '-'.`,
 			// model kernel's own syntax (ktrace's eBPF backend runs them).
 			needs := map[string][]string{}
 			for _, line := range args {
-				if n := lineNeeds(s.w.reg.Model(), line); len(n) > 0 {
+				if n := reportNeeds(cmd.ErrOrStderr(), s.w.reg.Model(), line); len(n) > 0 {
 					needs[line] = n
-					fmt.Fprintf(cmd.ErrOrStderr(), "ktrace: %q needs %s\n", line, strings.Join(n, "; "))
 				}
 			}
 			if g.output == "json" {
