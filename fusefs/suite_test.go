@@ -1,19 +1,12 @@
 package fusefs_test
 
 import (
-	"bufio"
-	"context"
-	"errors"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/ktrace-dev/ktrace/fusefs"
+	"github.com/ktrace-dev/ktrace/internal/conformance"
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
@@ -32,15 +25,10 @@ func suiteScripts(t *testing.T) (dir string, names []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir = filepath.Join(root, "testdata", "tracefs-tests")
-	ms, err := filepath.Glob(filepath.Join(dir, "*.sh"))
-	if err != nil || len(ms) == 0 {
-		t.Fatalf("no scripts in %s: %v", dir, err)
+	dir, names, err = conformance.SuiteScripts(root)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, m := range ms {
-		names = append(names, filepath.Base(m))
-	}
-	sort.Strings(names)
 	return dir, names
 }
 
@@ -91,85 +79,5 @@ func TestSuiteMount(t *testing.T) {
 	}
 }
 
-// vmRunner runs each script under /t in a clean tracefs and prints
-// "@@RESULT NAME STATUS" after its output.
-const vmRunner = `for t in /t/*.sh; do
-	echo 0 > events/enable; echo > dynamic_events; echo > error_log
-	sh "$t"
-	echo "@@RESULT $(basename "$t") $?"
-done
-`
-
-// TestSuiteVM runs every script against the real tracefs of the pinned
-// kernels.
-func TestSuiteVM(t *testing.T) {
-	vmtest.Require(t)
-	dir, names := suiteScripts(t)
-	files := map[string][]byte{}
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files["/t/"+n] = b
-	}
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range ks {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: vmRunner, Files: files})
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", k.Name, err, out)
-		}
-		res, err := parseResults(string(out))
-		if err != nil {
-			t.Fatalf("%s: %v", k.Name, err)
-		}
-		pass := 0
-		for _, n := range names {
-			r, ok := res[n]
-			switch {
-			case !ok:
-				t.Errorf("%s: %s did not run", k.Name, n)
-			case r.status != 0:
-				t.Errorf("%s: %s failed (status %d):\n%s", k.Name, n, r.status, r.output)
-			default:
-				pass++
-			}
-		}
-		t.Logf("tracefs conformance: %d/%d scripts pass on the %s kernel's tracefs", pass, len(names), k.Name)
-	}
-}
-
-type result struct {
-	status int
-	output string
-}
-
-// parseResults splits the VM runner's output by its @@RESULT lines.
-func parseResults(out string) (map[string]result, error) {
-	res := map[string]result{}
-	var buf strings.Builder
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		l := strings.TrimRight(sc.Text(), "\r")
-		if rest, ok := strings.CutPrefix(l, "@@RESULT "); ok {
-			var name string
-			var st int
-			if _, err := fmt.Sscanf(rest, "%s %d", &name, &st); err != nil {
-				return nil, fmt.Errorf("bad result line %q: %w", l, err)
-			}
-			res[name] = result{status: st, output: buf.String()}
-			buf.Reset()
-			continue
-		}
-		buf.WriteString(l + "\n")
-	}
-	if len(res) == 0 {
-		return nil, errors.New("no @@RESULT line in the output:\n" + out)
-	}
-	return res, nil
-}
+// The third target, the kernels' own tracefs, runs in the boot that serves
+// the corpus conformance suite: internal/conformance's TestConformanceVM.

@@ -71,7 +71,7 @@ func TestRunnerSmokeVM(t *testing.T) {
 	}
 	for _, k := range ks {
 		var st vmtest.Stats
-		rs, err := runVM(ctx, k, runner, in, &st)
+		rs, _, err := runVM(ctx, k, runner, in, nil, &st)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,40 +28,81 @@ func corpusDir(t testing.TB) string {
 	return filepath.Join(root, "testdata", "conformance")
 }
 
-// runVM boots k once and runs every case through the guest runner.
-func runVM(ctx context.Context, k vmtest.Kernel, runner []byte, cases []Case, st *vmtest.Stats) ([]Result, error) {
+// scriptsMarker separates the corpus results from the script suite's
+// output in the guest's output.
+const scriptsMarker = "@@TRACEFS-SCRIPTS"
+
+// runVM boots k once, runs every case through the guest runner and then
+// the tracefs script suite (scripts: guest files under ScriptDir), so one
+// boot per kernel serves both conformance suites. It returns the corpus
+// results and the script suite's raw output.
+func runVM(ctx context.Context, k vmtest.Kernel, runner []byte, cases []Case, scripts map[string][]byte, st *vmtest.Stats) ([]Result, string, error) {
 	var in strings.Builder
 	for i := range cases {
 		b, err := jsonLine(&cases[i])
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		in.Write(b)
 	}
+	files := map[string][]byte{
+		"/bin/tracefs-runner": runner,
+		"/vmtest/cases.jsonl": []byte(in.String()),
+	}
+	for name, b := range scripts {
+		files[name] = b
+	}
+	script := "/bin/tracefs-runner /vmtest/cases.jsonl\necho " + scriptsMarker + "\n"
+	if len(scripts) > 0 {
+		script += ScriptRunner
+	}
 	out, err := vmtest.Run(ctx, k, vmtest.Guest{
-		Script: "/bin/tracefs-runner /vmtest/cases.jsonl",
-		Files: map[string][]byte{
-			"/bin/tracefs-runner": runner,
-			"/vmtest/cases.jsonl": []byte(in.String()),
-		},
-		Stats: st,
+		Script: script,
+		Files:  files,
+		Stats:  st,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w\n--- guest output tail ---\n%s", err, lastBytes(out, 2000))
+		return nil, "", fmt.Errorf("%w\n--- guest output tail ---\n%s", err, lastBytes(out, 2000))
 	}
-	rs, err := ParseResults(out)
+	corpusOut, scriptOut, ok := strings.Cut(string(out), scriptsMarker+"\n")
+	if !ok {
+		return nil, "", fmt.Errorf("guest output has no %s line:\n%s", scriptsMarker, lastBytes(out, 2000))
+	}
+	rs, err := ParseResults([]byte(corpusOut))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(rs) != len(cases) {
-		return rs, fmt.Errorf("guest returned %d results for %d cases", len(rs), len(cases))
+		return rs, "", fmt.Errorf("guest returned %d results for %d cases", len(rs), len(cases))
 	}
 	for i := range rs {
 		if rs[i].Key() != cases[i].Key() {
-			return rs, fmt.Errorf("result %d is for %s, want %s", i, rs[i].Key(), cases[i].Key())
+			return rs, "", fmt.Errorf("result %d is for %s, want %s", i, rs[i].Key(), cases[i].Key())
 		}
 	}
-	return rs, nil
+	return rs, scriptOut, nil
+}
+
+// checkScripts reports the script suite's results of one kernel.
+func checkScripts(t *testing.T, kernel string, names []string, out string) {
+	t.Helper()
+	res, err := ParseScriptResults(out)
+	if err != nil {
+		t.Fatalf("%s: %v", kernel, err)
+	}
+	pass := 0
+	for _, n := range names {
+		r, ok := res[n]
+		switch {
+		case !ok:
+			t.Errorf("%s: %s did not run", kernel, n)
+		case r.Status != 0:
+			t.Errorf("%s: %s failed (status %d):\n%s", kernel, n, r.Status, r.Output)
+		default:
+			pass++
+		}
+	}
+	t.Logf("tracefs conformance: %d/%d scripts pass on the %s kernel's tracefs", pass, len(names), kernel)
 }
 
 func lastBytes(b []byte, n int) string {
@@ -71,8 +112,8 @@ func lastBytes(b []byte, n int) string {
 	return string(b)
 }
 
-// TestConformanceVM runs the whole corpus on each pinned kernel (one boot
-// per kernel) and checks the results against the committed goldens; with
+// TestConformanceVM runs the whole corpus and the tracefs script suite on
+// each pinned kernel (one boot per kernel serves both) and checks the results against the committed goldens; with
 // -update it rewrites them instead. It then reports how far ktrace's
 // emulation agrees with the fresh kernel results.
 func TestConformanceVM(t *testing.T) {
@@ -96,6 +137,18 @@ func TestConformanceVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("guest runner built in %v (%d bytes)", time.Since(start).Round(time.Millisecond), len(runner))
+	root, err := vmtest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdir, snames, err := SuiteScripts(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, err := SuiteFiles(sdir, snames)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			cases, err := LoadCases(dir, k.Name)
@@ -105,11 +158,12 @@ func TestConformanceVM(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
 			defer cancel()
 			var st vmtest.Stats
-			got, err := runVM(ctx, k, runner, cases, &st)
+			got, scriptOut, err := runVM(ctx, k, runner, cases, scripts, &st)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: %d cases, boot %v, corpus %v, wall %v", k.Name, len(cases),
+			checkScripts(t, k.Name, snames, scriptOut)
+			t.Logf("%s: %d cases and %d scripts, boot %v, guest run %v, wall %v", k.Name, len(cases), len(snames),
 				st.Boot.Round(time.Millisecond), st.Script.Round(time.Millisecond), st.Wall.Round(time.Millisecond))
 			for _, w := range st.Warnings {
 				t.Logf("%s: kernel console: %s", k.Name, w)
