@@ -371,14 +371,28 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	n.t.fsmu.Lock()
 	defer n.t.fsmu.Unlock()
-	h, err := n.t.fs.Open(path.Join(n.path, name), int(flags)|os.O_CREATE)
+	p := path.Join(n.path, name)
+	h, err := n.t.fs.Open(p, int(flags)|os.O_CREATE)
 	if err != nil {
 		return nil, nil, 0, errno(err)
 	}
-	// The name exists after all (a race with a new event): refuse rather
-	// than hand out a handle FUSE would treat as a new file.
-	h.Close()
-	return nil, nil, 0, syscall.EEXIST
+	// The name exists after all (an event re-created between the kernel's
+	// lookup and this call): O_CREAT without O_EXCL opens an existing file,
+	// so serve it as Lookup and Open would.
+	if flags&syscall.O_EXCL != 0 {
+		h.Close()
+		return nil, nil, 0, syscall.EEXIST
+	}
+	fi, err := n.t.fs.Stat(p)
+	if err != nil {
+		h.Close()
+		return nil, nil, 0, errno(err)
+	}
+	n.fill(fi, p, &out.Attr)
+	child := &node{t: n.t, path: p}
+	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
+	control := p == "/kprobe_events" || p == "/dynamic_events"
+	return n.NewInode(ctx, child, st), &handle{t: n.t, f: h, control: control}, fuse.FOPEN_DIRECT_IO, 0
 }
 
 // handle is one open file.
