@@ -37,8 +37,17 @@
 // content at the time of the stat. `test -s FILE` is therefore true for a
 // non-empty file here, where on tracefs it is always false.
 //
-// Without a probe backend tracefs never records events: trace_pipe reads end
-// at once (end of file), where the kernel would block until an event comes.
+// trace_pipe is a stream (FOPEN_STREAM): a read(2) of it is one consuming
+// read that waits, as on the kernel's tracefs, while events are enabled and
+// nothing is recorded (when the tracefs was made with PipeBlocks, over a
+// backend that records). It runs outside the lock that orders the other
+// requests, so writes that enable or remove events go on meanwhile; a
+// signal to the reader ends its wait with EINTR (the FUSE client's
+// interrupt request), and tracefs.FS.Shutdown ends every wait with end of
+// file, for unmounting. Its size is one page, not 0: see streamGuard for
+// sendfile(2). Without a probe backend tracefs never records events and
+// trace_pipe reads end at once (end of file), where the kernel would block
+// until an event comes.
 //
 // A Go program that serves a mount must not start a child process whose
 // working directory is inside that mount (exec.Cmd.Dir): the child touches
@@ -134,8 +143,14 @@ func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
 		UID:             opts.UID,
 		GID:             opts.GID,
 	}
-	srv, err := gofs.Mount(dir, root, fo)
+	raw := &streamGuard{RawFileSystem: gofs.NewNodeFS(root, fo), streams: map[uint64]bool{}}
+	srv, err := fuse.NewServer(raw, dir, &fo.MountOptions)
 	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		srv.Unmount()
 		return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
 	}
 	return &Server{t: root.t, dir: dir, srv: srv}, nil
@@ -274,8 +289,14 @@ func (n *node) fill(fi fs.FileInfo, p string, a *fuse.Attr) {
 	a.Ino = n.t.ino(p)
 	a.Mode = n.t.mode(fi.Mode())
 	a.Size = 0
-	if !fi.IsDir() {
-		// See "File sizes" in the package comment.
+	if p == tracePipe {
+		// Non-zero, so that sendfile(2) asks and falls back to read(2):
+		// see streamGuard.
+		a.Size = pageSize
+	}
+	if !fi.IsDir() && p != tracePipe {
+		// See "File sizes" in the package comment. Reading trace_pipe
+		// would consume it.
 		if b, err := n.t.fs.ReadFile(p); err == nil {
 			a.Size = uint64(len(b))
 		}
@@ -363,8 +384,22 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if err != nil {
 		return nil, 0, errno(err)
 	}
-	control := n.path == "/kprobe_events" || n.path == "/dynamic_events"
-	return &handle{t: n.t, f: h, control: control}, fuse.FOPEN_DIRECT_IO, 0
+	return newHandle(n.t, h, n.path)
+}
+
+// tracePipe is the path of the one file whose reads wait and consume.
+const tracePipe = "/trace_pipe"
+
+// newHandle wraps an open tracefs file for the mount. trace_pipe is a
+// stream: no offsets, no seeking (FOPEN_STREAM, as the kernel's
+// nonseekable trace_pipe).
+func newHandle(t *tree, f *tracefs.File, p string) (*handle, uint32, syscall.Errno) {
+	h := &handle{t: t, f: f, control: p == "/kprobe_events" || p == "/dynamic_events", pipe: p == tracePipe}
+	flags := uint32(fuse.FOPEN_DIRECT_IO)
+	if h.pipe {
+		flags |= fuse.FOPEN_STREAM | fuse.FOPEN_NONSEEKABLE
+	}
+	return h, flags, 0
 }
 
 // Create answers like tracefs: no file can be created in it.
@@ -391,8 +426,8 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	n.fill(fi, p, &out.Attr)
 	child := &node{t: n.t, path: p}
 	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
-	control := p == "/kprobe_events" || p == "/dynamic_events"
-	return n.NewInode(ctx, child, st), &handle{t: n.t, f: h, control: control}, fuse.FOPEN_DIRECT_IO, 0
+	fh, flags, _ := newHandle(n.t, h, p)
+	return n.NewInode(ctx, child, st), fh, flags, 0
 }
 
 // handle is one open file.
@@ -402,6 +437,7 @@ type handle struct {
 	f       *tracefs.File
 	off     int64  // read offset of f
 	control bool   // kprobe_events or dynamic_events
+	pipe    bool   // trace_pipe
 	pending []byte // unfinished last line of a split write(2)
 }
 
@@ -413,6 +449,9 @@ var (
 )
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if h.pipe {
+		return h.readPipe(ctx, dest)
+	}
 	h.t.fsmu.Lock()
 	defer h.t.fsmu.Unlock()
 	h.mu.Lock()
@@ -438,6 +477,20 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 		}
 	}
 	h.off += int64(n)
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// readPipe is one read(2) of trace_pipe: one consuming read, which waits
+// for entries as the kernel's does. It runs outside fsmu (and h.mu), so
+// that the writes that enable, disable or remove events, and the other
+// readers, go on while it waits. The kernel's FUSE client turns a signal
+// to the reader into an interrupt request, which ends ctx: the read then
+// fails with EINTR and the reader can die or retry.
+func (h *handle) readPipe(ctx context.Context, dest []byte) (fuse.ReadResult, syscall.Errno) {
+	n, err := h.f.ReadContext(ctx, dest)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, errno(err)
+	}
 	return fuse.ReadResultData(dest[:n]), 0
 }
 

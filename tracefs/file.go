@@ -1,6 +1,7 @@
 package tracefs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -113,8 +114,15 @@ func (h *File) Stat() (fs.FileInfo, error) {
 // entries; on an empty ring it waits while events are enabled if the FS
 // was made with PipeBlocks, else it ends at once.
 func (h *File) Read(p []byte) (int, error) {
+	return h.ReadContext(context.Background(), p)
+}
+
+// ReadContext is Read with a context that ends a waiting trace_pipe read:
+// it then fails with EINTR, as a read(2) interrupted by a signal does. An
+// open with O_NONBLOCK makes that read fail with EAGAIN instead of waiting.
+func (h *File) ReadContext(ctx context.Context, p []byte) (int, error) {
 	if h.n.kind == nTracePipe {
-		return h.readPipe(p)
+		return h.readPipe(ctx, p)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -141,7 +149,7 @@ func (h *File) Read(p []byte) (int, error) {
 
 // readPipe is a trace_pipe read. It does not hold h.mu while waiting, so
 // Close can end the wait.
-func (h *File) readPipe(p []byte) (int, error) {
+func (h *File) readPipe(ctx context.Context, p []byte) (int, error) {
 	if h.shut.Load() {
 		return 0, syscall.EBADF
 	}
@@ -152,7 +160,10 @@ func (h *File) readPipe(p []byte) (int, error) {
 	pending := len(h.pipe) > 0
 	h.mu.Unlock()
 	if !pending {
-		text := h.fs.pipeRead(h.shut.Load)
+		text, err := h.fs.pipeRead(ctx, h.flag&syscall.O_NONBLOCK != 0, h.shut.Load)
+		if err != nil {
+			return 0, err
+		}
 		if text == "" {
 			return 0, io.EOF
 		}

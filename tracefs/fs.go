@@ -65,6 +65,8 @@ type FS struct {
 	// the enabled events change; gen counts the changes.
 	cond *sync.Cond
 	gen  uint64
+	// shutdown is set by Shutdown: trace_pipe reads no longer wait.
+	shutdown bool
 }
 
 // eventKey identifies an event instance; the ID keeps a filter from

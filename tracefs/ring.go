@@ -1,8 +1,10 @@
 package tracefs
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"syscall"
 )
 
 // ringMaxBytes bounds the text the trace ring keeps. Like the kernel's ring
@@ -135,28 +137,55 @@ func (f *FS) anyEnabled() bool {
 	return false
 }
 
+// Shutdown ends every waiting trace_pipe read (each returns end of file)
+// and keeps later ones from waiting, for a front end that is going away: a
+// mount being unmounted must not leave a reader blocked in it.
+func (f *FS) Shutdown() {
+	f.mu.Lock()
+	f.shutdown = true
+	f.gen++
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}
+
 // pipeRead is one consuming read of trace_pipe. With a recording backend
-// (Options.PipeBlocks) it waits, as the kernel does, until entries arrive;
-// it gives up and returns "" when no event is enabled (nothing could
-// arrive) or when closed reports the handle closed. Without one it returns
-// what the ring holds.
-func (f *FS) pipeRead(closed func() bool) string {
+// (Options.PipeBlocks) it waits, as the kernel does, until entries arrive.
+// It ends with "" (end of file) when no event is enabled (nothing could
+// arrive), when closed reports the handle closed or after Shutdown; with
+// EAGAIN instead of waiting when nonblock is set (O_NONBLOCK), and with
+// EINTR when ctx is done first (the reader was interrupted by a signal).
+// Without a recording backend it returns what the ring holds.
+func (f *FS) pipeRead(ctx context.Context, nonblock bool, closed func() bool) (string, error) {
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
+	defer stop()
 	for {
 		f.sync()
 		f.mu.Lock()
 		if len(f.ring.entries) > 0 {
 			s := f.ring.take()
 			f.mu.Unlock()
-			return s
+			return s, nil
 		}
-		gen := f.gen
+		gen, shut := f.gen, f.shutdown
 		f.mu.Unlock()
-		if !f.pipeBlocks || closed() || !f.anyEnabled() {
-			return ""
+		if !f.pipeBlocks || shut || closed() || !f.anyEnabled() {
+			return "", nil
+		}
+		if nonblock {
+			return "", syscall.EAGAIN
 		}
 		f.mu.Lock()
-		// An enable change between the check and here bumped gen: check
-		// again instead of waiting for a wake-up that already happened.
+		// An enable change or a cancellation between the checks and here
+		// bumped gen or ended ctx: check again instead of waiting for a
+		// wake-up that already happened.
+		if ctx.Err() != nil {
+			f.mu.Unlock()
+			return "", syscall.EINTR
+		}
 		if f.gen == gen && len(f.ring.entries) == 0 {
 			f.cond.Wait()
 		}

@@ -324,9 +324,8 @@ func (b *liveBackend) Close() {
 // live backend when probes can attach to the running kernel, else over the
 // emulation alone. note is the one stderr line naming the backend; close
 // detaches whatever is still attached. For a mount (forMount) the server's
-// own hits are dropped, and trace_pipe reads do not wait: the FUSE layer
-// serves one request at a time, so a waiting read would hold up the write
-// that could end it.
+// own hits are dropped: its reads of the probed functions would otherwise
+// feed the ring while it serves them.
 func (e *env) newTraceWorld(forMount bool) (w *world, note string, close func()) {
 	if !liveAvailable(e.model) {
 		return e.newWorld(), backendNote, func() {}
@@ -340,7 +339,7 @@ func (e *env) newTraceWorld(forMount bool) (w *world, note string, close func())
 		Major:      e.dialect.Major,
 		Minor:      e.dialect.Minor,
 		CPUs:       e.model.CPUs(),
-		PipeBlocks: !forMount,
+		PipeBlocks: true,
 	})
 	live.record = fsys.Record
 	return &world{reg: reg, fs: fsys}, liveNote, live.Close

@@ -42,8 +42,10 @@ user_allow_other in /etc/fuse.conf) with the owner's permission bits.
 
 As root on the running kernel with kprobes and BPF, enabling an event
 attaches it with eBPF and its hits fill trace and trace_pipe and count in
-kprobe_profile (the server's own activity is not traced); a trace_pipe
-read returns what is recorded and ends instead of waiting. Elsewhere there
+kprobe_profile (the server's own activity is not traced); 'cat
+DIR/trace_pipe' waits for hits and prints them as they come, until the last
+event is disabled or the mount ends (a signal to the reader ends its wait
+as on the kernel's tracefs). Elsewhere there
 is no probe backend: events are emulated, hits stay 0, trace shows its
 header only and reads of trace_pipe end at once.`,
 		Example: `  mkdir -p /tmp/tracing && ktrace mount /tmp/tracing &
@@ -88,6 +90,9 @@ header only and reads of trace_pipe end at once.`,
 			case <-done:
 				// Unmounted from outside (umount, fusermount -u).
 			}
+			// End the trace_pipe reads waiting in the mount first: a
+			// reader blocked in it would keep it busy.
+			w.fs.Shutdown()
 			srv.Locked(func() { detachAll(w) })
 			if err := srv.Unmount(); err != nil {
 				return failf(exitRejected, "mount: %w", err)
