@@ -54,8 +54,13 @@ echo > kprobe_events
 `
 
 // mountScript runs the example through `ktrace mount` where the guest
-// kernel has FUSE built in (6.12; 6.1 has it as a module the guest lacks).
+// kernel has FUSE built in (6.12; 6.1 has it as a module the guest lacks),
+// then trace_pipe through the mount: busybox cat waits on it, prints dd's
+// hit while still running and ends when the event is disabled; a signal
+// ends a waiting reader; SIGTERM to the mount ends a waiting reader and
+// the mount. A watchdog powers the guest off should a reader hang.
 const mountScript = `if grep -q fuse /proc/filesystems; then
+(sleep 120; echo @@WATCHDOG; poweroff -f) &
 mkdir -p /tmp/tr
 /bin/ktrace --kernel host mount --daemon /tmp/tr >/tmp/mpid 2>/tmp/m.err
 echo 'p:myev do_sys_openat2 path=+0($arg2):string' >> /tmp/tr/kprobe_events
@@ -63,8 +68,21 @@ echo 1 > /tmp/tr/events/kprobes/myev/enable
 dd if=/etc/hostname of=/dev/null 2>/dev/null
 echo @@MOUNT; cat /tmp/tr/trace; echo @@END-MOUNT
 echo @@MPROFILE; cat /tmp/tr/kprobe_profile; echo @@END-MPROFILE
+echo > /tmp/tr/trace
+(cat /tmp/tr/trace_pipe > /tmp/mpipe.out; echo "@@MPIPERC $?") &
+sleep 2
+dd if=/etc/hostname of=/dev/null 2>/dev/null
+sleep 2
+echo @@MPIPELIVE; cat /tmp/mpipe.out; echo @@END-MPIPELIVE
 echo 0 > /tmp/tr/events/kprobes/myev/enable
-kill $(cat /tmp/mpid); sleep 1
+wait $!
+echo 1 > /tmp/tr/events/kprobes/myev/enable
+cat /tmp/tr/trace_pipe > /dev/null & cpid=$!
+sleep 1; kill $cpid; wait $cpid; echo "@@MKILL $?"
+cat /tmp/tr/trace_pipe > /dev/null & cpid=$!
+sleep 1; kill $(cat /tmp/mpid); wait $cpid; echo "@@MREADER $?"
+sleep 1
+echo "@@MMOUNTS $(grep -c ' /tmp/tr ' /proc/mounts)"
 echo @@MERR; cat /tmp/m.err; echo @@END-MERR
 fi
 `
@@ -213,6 +231,19 @@ func TestShLiveVM(t *testing.T) {
 				}
 				if profileHits(t, vmSection(s, "MPROFILE")) == 0 {
 					t.Errorf("ktrace mount: kprobe_profile shows no hits:\n%s", vmSection(s, "MPROFILE"))
+				}
+				if live := vmSection(s, "MPIPELIVE"); !ddHostname.MatchString(live) {
+					t.Errorf("ktrace mount: cat trace_pipe had not printed dd's hit while waiting:\n%s", live)
+				}
+				for _, want := range []string{
+					"@@MPIPERC 0\n", // the reader ended at disable
+					"@@MKILL 143\n", // SIGTERM ended a waiting reader
+					"@@MREADER 0\n", // the mount's SIGTERM ended a waiting reader
+					"@@MMOUNTS 0\n", // and the mount
+				} {
+					if !strings.Contains(s, want) {
+						t.Errorf("ktrace mount: want %q in:\n%s", strings.TrimSpace(want), s)
+					}
 				}
 				t.Logf("%s: ktrace mount's trace:\n%s", k.Name, vmSection(s, "MOUNT"))
 			} else if k.Name == "6.12" {
