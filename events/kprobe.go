@@ -202,6 +202,9 @@ func (c *lineCtx) parseArgs(ctx *fetchargs.Context) ([]*fetchargs.Arg, createRes
 		}
 		args = append(args, a)
 	}
+	// The kernel rewrote %pd/%pD arguments in its argv in place: errors
+	// from here on (registration, appending) log the rewritten command.
+	c.argv = ctx.LoggedArgv(c.argv)
 	return args, createResult{}, true
 }
 

@@ -30,6 +30,16 @@ func newRecordingWorld(t testing.TB, name string) *world {
 	return &world{reg: reg, fs: fsys}
 }
 
+// mountEnabled mounts a recording world with one enabled event, myev.
+func mountEnabled(t *testing.T) (*world, string, func()) {
+	t.Helper()
+	w := newRecordingWorld(t, "6.12")
+	mnt, unmount := mountWorld(t, w, fusefs.Options{Debug: os.Getenv("FDEBUG") != ""})
+	writeFile(t, filepath.Join(mnt, "kprobe_events"), "p:myev vfs_read\n")
+	writeFile(t, filepath.Join(mnt, "events/kprobes/myev/enable"), "1\n")
+	return w, mnt, unmount
+}
+
 // pipeReaders are the programs the streaming test reads trace_pipe with:
 // GNU cat (read(2)) and busybox cat (sendfile(2) first, read(2) after).
 func pipeReaders(t *testing.T) map[string][]string {
@@ -136,10 +146,7 @@ func TestTracePipeStreams(t *testing.T) {
 	requireFUSE(t)
 	for name, argv := range pipeReaders(t) {
 		t.Run(name, func(t *testing.T) {
-			w := newRecordingWorld(t, "6.12")
-			mnt, _ := mountWorld(t, w, fusefs.Options{Debug: os.Getenv("FDEBUG") != ""})
-			writeFile(t, filepath.Join(mnt, "kprobe_events"), "p:myev vfs_read\n")
-			writeFile(t, filepath.Join(mnt, "events/kprobes/myev/enable"), "1\n")
+			w, mnt, _ := mountEnabled(t)
 			cmd, lines, exited := startPipeReader(t, mnt, argv)
 			if !waitingIn(cmd.Process.Pid) {
 				t.Fatal("the reader did not wait on an empty trace_pipe")
@@ -186,10 +193,7 @@ func TestTracePipeSignals(t *testing.T) {
 	if err != nil {
 		t.Skip("no cat")
 	}
-	w := newRecordingWorld(t, "6.12")
-	mnt, _ := mountWorld(t, w, fusefs.Options{})
-	writeFile(t, filepath.Join(mnt, "kprobe_events"), "p:myev vfs_read\n")
-	writeFile(t, filepath.Join(mnt, "events/kprobes/myev/enable"), "1\n")
+	w, mnt, _ := mountEnabled(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
 		cmd, _, exited := startPipeReader(t, mnt, []string{cat})
 		if !waitingIn(cmd.Process.Pid) {
@@ -225,10 +229,7 @@ func TestTracePipeSignals(t *testing.T) {
 // with EAGAIN instead of waiting, as on the kernel's tracefs.
 func TestTracePipeNonblock(t *testing.T) {
 	requireFUSE(t)
-	w := newRecordingWorld(t, "6.12")
-	mnt, _ := mountWorld(t, w, fusefs.Options{})
-	writeFile(t, filepath.Join(mnt, "kprobe_events"), "p:myev vfs_read\n")
-	writeFile(t, filepath.Join(mnt, "events/kprobes/myev/enable"), "1\n")
+	w, mnt, _ := mountEnabled(t)
 	defer writeFile(t, filepath.Join(mnt, "events/kprobes/myev/enable"), "0\n")
 	fd, err := syscall.Open(filepath.Join(mnt, "trace_pipe"), syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -253,10 +254,7 @@ func TestTracePipeUnmount(t *testing.T) {
 	if err != nil {
 		t.Skip("no cat")
 	}
-	w := newRecordingWorld(t, "6.12")
-	mnt, unmount := mountWorld(t, w, fusefs.Options{})
-	writeFile(t, filepath.Join(mnt, "kprobe_events"), "p:myev vfs_read\n")
-	writeFile(t, filepath.Join(mnt, "events/kprobes/myev/enable"), "1\n")
+	w, mnt, unmount := mountEnabled(t)
 	cmd, _, exited := startPipeReader(t, mnt, []string{cat})
 	if !waitingIn(cmd.Process.Pid) {
 		t.Fatal("the reader did not wait")

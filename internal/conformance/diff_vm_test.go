@@ -1,0 +1,230 @@
+package conformance
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
+)
+
+var (
+	diffN    = flag.Int("diff", 0, "TestDifferentialVM: number of generated lines to run on each kernel (0 skips)")
+	diffSeed = flag.Uint64("diff.seed", 1, "TestDifferentialVM: generator seed")
+	diffOut  = flag.String("diff.out", "", "TestDifferentialVM: write the disagreeing cases here as corpus entries")
+)
+
+// TestDifferentialVM writes lines that no one wrote by hand to each pinned
+// kernel and to ktrace's emulation and reports where they disagree: lines
+// composed at random from the probe grammar's parts (probe kinds, places,
+// names, every fetch-argument form, types, separators). It runs only with
+// -diff N; the disagreements it finds become corpus entries.
+func TestDifferentialVM(t *testing.T) {
+	if *diffN == 0 {
+		t.Skip("run with -diff N")
+	}
+	vmtest.Require(t)
+	kernels, err := vmtest.PinnedKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	runner, err := vmtest.BuildStatic(ctx, runnerPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newLineGen(*diffSeed)
+	var cases []Case
+	seen := map[string]bool{}
+	for len(cases) < *diffN {
+		line, file := g.line()
+		if seen[file+line] {
+			continue
+		}
+		seen[file+line] = true
+		cases = append(cases, Case{Corpus: "generated", Index: len(cases), Line: line, File: file, Setup: []string{}})
+	}
+	var out strings.Builder
+	for _, k := range kernels {
+		t.Run(k.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+			defer cancel()
+			got, _, err := runVM(ctx, k, runner, cases, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := reportEmulation(t, k, got, nil)
+			for _, key := range bad {
+				var i int
+				fmt.Sscanf(strings.TrimPrefix(key, "generated:"), "%d", &i)
+				b, _ := jsonLine(&Entry{Line: cases[i].Line, File: cases[i].File, Kernels: []string{k.Name}, Note: "generated"})
+				out.Write(b)
+			}
+		})
+	}
+	if *diffOut != "" {
+		if err := os.WriteFile(*diffOut, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// lineGen composes probe-definition lines from the grammar's parts. The
+// parts are the forms the kernel's parsers branch on, valid and invalid,
+// so that random combinations reach the interactions between them (error
+// precedence, carets after rewriting, types on each fetch kind).
+type lineGen struct{ r *rand.Rand }
+
+func newLineGen(seed uint64) *lineGen { return &lineGen{r: rand.New(rand.NewPCG(seed, 0x6b747261))} }
+
+func (g *lineGen) pick(s ...string) string { return s[g.r.IntN(len(s))] }
+func (g *lineGen) chance(p float64) bool   { return g.r.Float64() < p }
+
+// funcs are functions with BTF prototypes on both kernels, with their
+// parameter names, so that BTF arguments are sometimes valid.
+var genFuncs = []struct {
+	name   string
+	params []string
+}{
+	{"vfs_read", []string{"file", "buf", "count", "pos"}},
+	{"vfs_write", []string{"file", "buf", "count", "pos"}},
+	{"do_sys_openat2", []string{"dfd", "filename", "how"}},
+	{"do_filp_open", []string{"dfd", "pathname", "op"}},
+	{"security_file_open", []string{"file"}},
+	{"kernel_clone", []string{"args"}},
+	{"dput", []string{"dentry"}},
+	{"tcp_sendmsg", []string{"sk", "msg", "size"}},
+	{"kfree", []string{"objp"}},
+	{"vfs_fsync_range", []string{"file", "start", "end", "datasync"}},
+	{"schedule_timeout", []string{"timeout"}},
+	{"do_exit", []string{"code"}},
+}
+
+var genFields = []string{
+	"file->f_flags", "file->f_mode", "file->f_path.dentry", "file->f_path.dentry->d_name.name",
+	"file->f_inode->i_ino", "file->f_pos", "file->nosuch", "file->f_path", "file.f_flags",
+	"how->flags", "how->mode", "dentry->d_name.name", "dentry->d_inode", "dentry->d_parent->d_name.name",
+	"args->flags", "args->exit_signal", "sk->sk_family", "sk->__sk_common.skc_family", "msg->msg_flags",
+	"op->open_flag", "pathname->name", "filename->name", "buf->x", "count->x",
+}
+
+func (g *lineGen) name(def string) string {
+	switch g.r.IntN(12) {
+	case 0:
+		return g.pick("a", "x1", "_u", "arg1", "common_pid", "1bad", "a-b", "a.b", "ev", "n"+strings.Repeat("x", 60))
+	}
+	return def
+}
+
+// atom is a fetch argument without a type.
+func (g *lineGen) atom(fn int, depth int) string {
+	f := genFuncs[fn]
+	switch g.r.IntN(14) {
+	case 0:
+		return g.pick("%ax", "%di", "%si", "%dx", "%cx", "%r8", "%r9", "%sp", "%ip", "%flags", "%bp", "%bx", "%r15", "%orig_ax", "%cs", "%zz", "%", "%AX", "%eax")
+	case 1:
+		return g.pick("$stack", "$stack0", "$stack1", "$stack3", "$stack99", "$stack1x", "$stacks", "$stack-1")
+	case 2:
+		return g.pick("$arg1", "$arg2", "$arg3", "$arg4", "$arg6", "$arg7", "$arg0", "$arg", "$arg*", "$args", "$arg01", "$arg1x")
+	case 3:
+		return g.pick("$retval", "$retval", "$comm", "$COMM", "$current", "$retvalx", "$", "$foo")
+	case 4:
+		return g.pick("@jiffies", "@jiffies+8", "@jiffies-8", "@nosuchsym", "@0xffffffff82000000", "@0", "@", "@jiffies+0x10", "@vfs_read", "@jiffies+", "@+8")
+	case 5:
+		return g.pick(`\1`, `\0x10`, `\-1`, `\123abc`, `\`, `\"hello"`, `\"a b"`, `\"`, `\"unterminated`, `\0x`, `\-0x10`)
+	case 6, 7:
+		if len(f.params) > 0 {
+			return f.params[g.r.IntN(len(f.params))]
+		}
+		return "nosuchparam"
+	case 8:
+		return g.pick(genFields...)
+	case 9, 10:
+		if depth > 2 {
+			return "%di"
+		}
+		off := g.pick("+0", "+8", "-8", "+0x10", "0", "+u0", "+u8", "-u8", "+", "+x", "8", "+0x", "+4096")
+		inner := g.atom(fn, depth+1)
+		if g.chance(0.05) {
+			return off + "(" + inner
+		}
+		return off + "(" + inner + ")"
+	case 11:
+		return g.pick("nosuch", "dfd", "file", "a->b", "file-", "file->", "->f", "file..x", "file->f_path.", "$arg1->f_flags", "$arg1.x")
+	case 12:
+		return g.pick("$retval->x", "$retval.x", "$comm->x", "+0($comm)", "+0($retval)", "+0(@jiffies)", "+0($stack)", "+8(%sp)")
+	}
+	return "%di"
+}
+
+func (g *lineGen) typ() string {
+	if !g.chance(0.5) {
+		return ""
+	}
+	t := g.pick("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "x8", "x16", "x32", "x64",
+		"string", "ustring", "symbol", "symstr", "char", "%pd", "%pD", "u128", "x", "", "string",
+		"b4@2/32", "b1@0/8", "b8@0/8", "b0@0/8", "b9@0/8", "b4@30/32", "b4@2/64", "b4@2", "b@2/32", "b4@x/32",
+		"u32[4]", "x8[64]", "x8[65]", "u8[0]", "string[2]", "u32[", "u32[x]", "s8[1]x", "symbol[2]", "char[8]", "ustring[3]")
+	return ":" + t
+}
+
+func (g *lineGen) arg(fn int, i int) string {
+	a := g.atom(fn, 0) + g.typ()
+	if g.chance(0.3) {
+		a = g.name(fmt.Sprintf("n%d", i)) + "=" + a
+	} else if g.chance(0.03) {
+		a = "=" + a
+	}
+	return a
+}
+
+func (g *lineGen) place(fn int) string {
+	f := genFuncs[fn].name
+	switch g.r.IntN(10) {
+	case 0:
+		return f + g.pick("+0", "+4", "+5", "+1", "+0x10", "+8", "+x", "+", "+-4")
+	case 1:
+		return g.pick("nosuchfunc", "jiffies", "vmlinux:"+f, "nosuchmod:"+f, "0x0", "0xffffffff81000000", f+"%return", f+"%ret", f+"%returnx", "_text", "__schedule")
+	}
+	return f
+}
+
+// line returns one line and the control file it is written to.
+func (g *lineGen) line() (string, string) {
+	fn := g.r.IntN(len(genFuncs))
+	var b strings.Builder
+	file := KprobeEvents
+	kind := g.r.IntN(10)
+	switch {
+	case kind < 5:
+		b.WriteString("p")
+	case kind < 8:
+		b.WriteString(g.pick("r", "r", "r10", "r0", "r5000", "rx"))
+	default:
+		b.WriteString(g.pick("f", "f", "f1", "t"))
+		file = DynamicEvents
+	}
+	if g.chance(0.1) {
+		file = g.pick(KprobeEvents, DynamicEvents)
+	}
+	switch g.r.IntN(6) {
+	case 0:
+	case 1:
+		b.WriteString(":" + g.name("myev"))
+	case 2:
+		b.WriteString(":" + g.name("grp") + "/" + g.name("myev"))
+	default:
+		b.WriteString(":ev")
+	}
+	b.WriteString(" " + g.place(fn))
+	for i, n := 0, g.r.IntN(6); i < n; i++ {
+		b.WriteString(g.pick(" ", " ", " ", "\t", "  "))
+		b.WriteString(g.arg(fn, i))
+	}
+	return b.String(), file
+}
