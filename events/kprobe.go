@@ -118,12 +118,16 @@ func (r *Registry) createKprobe(argv []string) createResult {
 		if place.Return {
 			isReturn = true
 		}
+		// kprobe_on_func_entry; ENOENT (a module not loaded yet) defers
+		// the question to registration.
+		onEntry := r.model.KprobeOnFuncEntry(place.Symbol, uint64(place.Offset))
+		if isReturn && onEntry == syscall.EINVAL && r.dialect.RetprobeEntryFirst {
+			return c.failErrno(grammar.ErrBadRetprobe, 1, 0, syscall.EINVAL)
+		}
 		if res, ok := r.validateSymbol(c, &place); !ok {
 			return res
 		}
-		// kprobe_on_func_entry; ENOENT (a module not loaded yet) defers
-		// the question to registration.
-		switch r.model.KprobeOnFuncEntry(place.Symbol, uint64(place.Offset)) {
+		switch onEntry {
 		case 0:
 			entry = !isReturn
 		case syscall.EINVAL:

@@ -148,8 +148,14 @@ func expandMetaArgs(ctx *Context, args []string, lg *logger) ([]Token, bool, sys
 			return syscall.ENOENT
 		}
 		if idx < 0 {
-			// Linux reads before its parameter array here; on the
-			// pinned kernels that finds no name.
+			// Linux reads before its parameter array here. A
+			// tracepoint's array starts after the stub's hidden first
+			// parameter, so $arg0 names that one (and then fails as an
+			// unknown variable); elsewhere, on the pinned kernels, it
+			// finds no name.
+			if idx == -1 && ctx.Kind == TProbe && ctx.proto != nil && len(ctx.proto.Params) > 0 {
+				return add(ctx.proto.Params[0].Name + typ)
+			}
 			lg.log(0, grammar.ErrNoBTFEntry)
 			return syscall.ENOENT
 		}

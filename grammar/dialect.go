@@ -88,6 +88,11 @@ type Dialect struct {
 	// NonUniqSymbolErrno is the errno for NON_UNIQ_SYMBOL: EADDRNOTAVAIL
 	// on 6.1, EINVAL on 6.12. Both kernels log NON_UNIQ_SYMBOL.
 	NonUniqSymbolErrno syscall.Errno
+	// RetprobeEntryFirst: a return probe's function-entry check
+	// (BAD_RETPROBE) runs before the symbol is checked for uniqueness, so
+	// "r SYM+4" on a non-unique SYM is BAD_RETPROBE (6.1's backport of
+	// NON_UNIQ_SYMBOL); otherwise NON_UNIQ_SYMBOL comes first.
+	RetprobeEntryFirst bool
 
 	// messages overrides the newest upstream message text of a code.
 	messages map[Code]string
@@ -124,6 +129,7 @@ var dialects = []*Dialect{
 		SanitizeStar:       false,
 		UnknownSymbolErrno: syscall.ENOENT,
 		NonUniqSymbolErrno: syscall.EADDRNOTAVAIL,
+		RetprobeEntryFirst: true,
 		messages: map[Code]string{
 			ErrBadMaxactType: "Maxactive is not for kprobe",
 			ErrFileOnKprobe:  "File offset is not available with kprobe",

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
+	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 var (
@@ -38,20 +42,29 @@ func TestDifferentialVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newLineGen(*diffSeed)
-	var cases []Case
-	seen := map[string]bool{}
-	for len(cases) < *diffN {
-		line, file := g.line()
-		if seen[file+line] {
-			continue
-		}
-		seen[file+line] = true
-		cases = append(cases, Case{Corpus: "generated", Index: len(cases), Line: line, File: file, Setup: []string{}})
-	}
 	var out strings.Builder
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
+			m, _, err := loadModel(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := newLineGen(*diffSeed)
+			if err := g.useKernel(m, filepath.Join(k.Dir, "kallsyms")); err != nil {
+				t.Fatal(err)
+			}
+			var cases []Case
+			seen := map[string]bool{}
+			for len(cases) < *diffN {
+				c := g.genCase()
+				key := strings.Join(c.Setup, "\n") + "\x00" + c.File + c.Line
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				c.Corpus, c.Index = "generated", len(cases)
+				cases = append(cases, c)
+			}
 			ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 			defer cancel()
 			got, _, err := runVM(ctx, k, runner, cases, nil, nil)
@@ -62,7 +75,7 @@ func TestDifferentialVM(t *testing.T) {
 			for _, key := range bad {
 				var i int
 				fmt.Sscanf(strings.TrimPrefix(key, "generated:"), "%d", &i)
-				b, _ := jsonLine(&Entry{Line: cases[i].Line, File: cases[i].File, Kernels: []string{k.Name}, Note: "generated"})
+				b, _ := jsonLine(&Entry{Line: cases[i].Line, File: cases[i].File, Setup: cases[i].Setup, Kernels: []string{k.Name}, Note: "generated"})
 				out.Write(b)
 			}
 		})
@@ -78,7 +91,89 @@ func TestDifferentialVM(t *testing.T) {
 // parts are the forms the kernel's parsers branch on, valid and invalid,
 // so that random combinations reach the interactions between them (error
 // precedence, carets after rewriting, types on each fetch kind).
-type lineGen struct{ r *rand.Rand }
+type lineGen struct {
+	r *rand.Rand
+	m *kernel.Model
+	// text is the kernel's function symbols (kallsyms t/T), for places
+	// beyond the fixed list.
+	text []string
+}
+
+// useKernel lets the generator pick any function of the kernel (kallsyms
+// at path) and type BTF arguments from m.
+func (g *lineGen) useKernel(m *kernel.Model, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	g.m = m
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && (f[1] == "t" || f[1] == "T") {
+			g.text = append(g.text, f[2])
+		}
+	}
+	return nil
+}
+
+// kernelFunc is a random function of the kernel with its BTF parameter
+// names and, for parameters that point to a struct, member chains.
+func (g *lineGen) kernelFunc() (name string, params, fields []string) {
+	name = g.text[g.r.IntN(len(g.text))]
+	_, proto, err := g.m.FuncProto(name)
+	if err != nil || proto == nil {
+		return name, nil, nil
+	}
+	for _, p := range proto.Params {
+		params = append(params, p.Name)
+		ptr, ok := btf.UnderlyingType(p.Type).(*btf.Pointer)
+		if !ok {
+			continue
+		}
+		var members []btf.Member
+		switch st := btf.UnderlyingType(ptr.Target).(type) {
+		case *btf.Struct:
+			members = st.Members
+		case *btf.Union:
+			members = st.Members
+		}
+		for _, mb := range members {
+			if mb.Name != "" && len(fields) < 40 {
+				fields = append(fields, p.Name+"->"+mb.Name)
+			}
+		}
+	}
+	return name, params, fields
+}
+
+// genCase returns a case: most are one line on a fresh tracefs; some first
+// define events (setup) that the line appends to, clashes with or removes.
+func (g *lineGen) genCase() Case {
+	line, file := g.line()
+	c := Case{Line: line, File: file, Setup: []string{}}
+	if !g.chance(0.15) {
+		return c
+	}
+	for i, n := 0, 1+g.r.IntN(2); i < n; i++ {
+		s, sf := g.line()
+		if sf != file {
+			s = sf + ":" + s
+		}
+		c.Setup = append(c.Setup, s)
+	}
+	if g.chance(0.3) {
+		// Removal of what the setup defined, by name, place or args.
+		head, rest, _ := strings.Cut(c.Setup[0], " ")
+		if _, name, ok := strings.Cut(head, ":"); ok && !strings.Contains(name, "_events:") {
+			c.Line = "-:" + name
+			if g.chance(0.5) {
+				c.Line += " " + rest
+			}
+			c.File = g.pick(KprobeEvents, DynamicEvents)
+		}
+	}
+	return c
+}
 
 func newLineGen(seed uint64) *lineGen { return &lineGen{r: rand.New(rand.NewPCG(seed, 0x6b747261))} }
 
@@ -87,22 +182,24 @@ func (g *lineGen) chance(p float64) bool   { return g.r.Float64() < p }
 
 // funcs are functions with BTF prototypes on both kernels, with their
 // parameter names, so that BTF arguments are sometimes valid.
-var genFuncs = []struct {
-	name   string
-	params []string
-}{
-	{"vfs_read", []string{"file", "buf", "count", "pos"}},
-	{"vfs_write", []string{"file", "buf", "count", "pos"}},
-	{"do_sys_openat2", []string{"dfd", "filename", "how"}},
-	{"do_filp_open", []string{"dfd", "pathname", "op"}},
-	{"security_file_open", []string{"file"}},
-	{"kernel_clone", []string{"args"}},
-	{"dput", []string{"dentry"}},
-	{"tcp_sendmsg", []string{"sk", "msg", "size"}},
-	{"kfree", []string{"objp"}},
-	{"vfs_fsync_range", []string{"file", "start", "end", "datasync"}},
-	{"schedule_timeout", []string{"timeout"}},
-	{"do_exit", []string{"code"}},
+type genFunc struct {
+	name           string
+	params, fields []string
+}
+
+var genFuncs = []genFunc{
+	{name: "vfs_read", params: []string{"file", "buf", "count", "pos"}},
+	{name: "vfs_write", params: []string{"file", "buf", "count", "pos"}},
+	{name: "do_sys_openat2", params: []string{"dfd", "filename", "how"}},
+	{name: "do_filp_open", params: []string{"dfd", "pathname", "op"}},
+	{name: "security_file_open", params: []string{"file"}},
+	{name: "kernel_clone", params: []string{"args"}},
+	{name: "dput", params: []string{"dentry"}},
+	{name: "tcp_sendmsg", params: []string{"sk", "msg", "size"}},
+	{name: "kfree", params: []string{"objp"}},
+	{name: "vfs_fsync_range", params: []string{"file", "start", "end", "datasync"}},
+	{name: "schedule_timeout", params: []string{"timeout"}},
+	{name: "do_exit", params: []string{"code"}},
 }
 
 var genFields = []string{
@@ -122,8 +219,7 @@ func (g *lineGen) name(def string) string {
 }
 
 // atom is a fetch argument without a type.
-func (g *lineGen) atom(fn int, depth int) string {
-	f := genFuncs[fn]
+func (g *lineGen) atom(f genFunc, depth int) string {
 	switch g.r.IntN(14) {
 	case 0:
 		return g.pick("%ax", "%di", "%si", "%dx", "%cx", "%r8", "%r9", "%sp", "%ip", "%flags", "%bp", "%bx", "%r15", "%orig_ax", "%cs", "%zz", "%", "%AX", "%eax")
@@ -143,13 +239,16 @@ func (g *lineGen) atom(fn int, depth int) string {
 		}
 		return "nosuchparam"
 	case 8:
+		if len(f.fields) > 0 && g.chance(0.7) {
+			return f.fields[g.r.IntN(len(f.fields))]
+		}
 		return g.pick(genFields...)
 	case 9, 10:
 		if depth > 2 {
 			return "%di"
 		}
 		off := g.pick("+0", "+8", "-8", "+0x10", "0", "+u0", "+u8", "-u8", "+", "+x", "8", "+0x", "+4096")
-		inner := g.atom(fn, depth+1)
+		inner := g.atom(f, depth+1)
 		if g.chance(0.05) {
 			return off + "(" + inner
 		}
@@ -173,8 +272,8 @@ func (g *lineGen) typ() string {
 	return ":" + t
 }
 
-func (g *lineGen) arg(fn int, i int) string {
-	a := g.atom(fn, 0) + g.typ()
+func (g *lineGen) arg(f genFunc, i int) string {
+	a := g.atom(f, 0) + g.typ()
 	if g.chance(0.3) {
 		a = g.name(fmt.Sprintf("n%d", i)) + "=" + a
 	} else if g.chance(0.03) {
@@ -183,11 +282,13 @@ func (g *lineGen) arg(fn int, i int) string {
 	return a
 }
 
-func (g *lineGen) place(fn int) string {
-	f := genFuncs[fn].name
+func (g *lineGen) place(fn genFunc) string {
+	f := fn.name
 	switch g.r.IntN(10) {
 	case 0:
 		return f + g.pick("+0", "+4", "+5", "+1", "+0x10", "+8", "+x", "+", "+-4")
+	case 2, 3:
+		return fmt.Sprintf("%s+%d", f, g.r.IntN(80))
 	case 1:
 		return g.pick("nosuchfunc", "jiffies", "vmlinux:"+f, "nosuchmod:"+f, "0x0", "0xffffffff81000000", f+"%return", f+"%ret", f+"%returnx", "_text", "__schedule")
 	}
@@ -196,7 +297,10 @@ func (g *lineGen) place(fn int) string {
 
 // line returns one line and the control file it is written to.
 func (g *lineGen) line() (string, string) {
-	fn := g.r.IntN(len(genFuncs))
+	fn := genFuncs[g.r.IntN(len(genFuncs))]
+	if g.m != nil && g.chance(0.4) {
+		fn.name, fn.params, fn.fields = g.kernelFunc()
+	}
 	var b strings.Builder
 	file := KprobeEvents
 	kind := g.r.IntN(10)
