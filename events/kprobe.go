@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
@@ -344,7 +343,7 @@ func (r *Registry) armKprobe(place *grammar.KprobePlace, kind Kind, args []*fetc
 	// check and before register_k*probe, so only a notrace refusal beats
 	// an argument that does not resolve ("p jiffies @nosuch" is EINVAL,
 	// "p do_int3 @nosuch" ENOENT although do_int3 is blacklisted).
-	if !(code == grammar.ErrFailRegProbe && errno == syscall.EINVAL && r.withinNotrace(addr)) {
+	if !(code == grammar.ErrFailRegProbe && errno == syscall.EINVAL && r.model.WithinNotraceFunc(addr)) {
 		if aerr := resolveArgSymbols(r, args); aerr != 0 {
 			if aerr == syscall.ENOENT && deferOK {
 				return place.Addr, true, nil
@@ -362,26 +361,6 @@ func (r *Registry) armKprobe(place *grammar.KprobePlace, kind Kind, args []*fetc
 		addr = site.Addr
 	}
 	return addr, false, nil
-}
-
-// withinNotrace is trace_kprobe's within_notrace_func for an address the
-// model already refused with EINVAL: the function holding it has no ftrace
-// location (judged by the base name for a suffixed symbol like
-// "foo.isra.0").
-func (r *Registry) withinNotrace(addr uint64) bool {
-	s, ok := r.model.SymbolAt(addr)
-	if !ok {
-		return false
-	}
-	if r.model.Ftraceable(s.Name) {
-		return false
-	}
-	if base, _, suffixed := strings.Cut(s.Name, "."); suffixed {
-		if _, ok := r.model.LookupName(base); ok {
-			return !r.model.Ftraceable(base)
-		}
-	}
-	return true
 }
 
 // resolveArgSymbols is traceprobe_update_arg over all arguments: the

@@ -442,6 +442,12 @@ func (m *Model) ibt() bool { return m.config["CONFIG_X86_KERNEL_IBT"] == "y" }
 // else assumed for every function ftrace can trace (right for about 83% of
 // them on 6.12).
 func (m *Model) startsWithEndbr(fn Symbol) bool {
+	// Init code is freed after boot and its pages poisoned with INT3:
+	// the kernel reads no ENDBR there, so "r INIT_FUNC+4" is no function
+	// entry (seen on 6.12: "r bpf_kfunc_init+4" is BAD_RETPROBE).
+	if lo, hi, ok := m.tableRange("__init_begin", "__init_end"); ok && fn.Addr >= lo && fn.Addr < hi {
+		return false
+	}
 	if m.imageOpen != nil {
 		if img, err := m.loadImage(); err == nil {
 			if code, ok := img.bytesAt(fn.Addr); ok {

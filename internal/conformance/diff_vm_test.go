@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,8 @@ type lineGen struct {
 	m *kernel.Model
 	// text is the kernel's function symbols (kallsyms t/T), for places
 	// beyond the fixed list.
-	text []string
+	text  []string
+	addrs []uint64 // their addresses (the VM boots with nokaslr)
 }
 
 // useKernel lets the generator pick any function of the kernel (kallsyms
@@ -110,7 +112,12 @@ func (g *lineGen) useKernel(m *kernel.Model, path string) error {
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
 		if len(f) == 3 && (f[1] == "t" || f[1] == "T") {
+			a, err := strconv.ParseUint(f[0], 16, 64)
+			if err != nil {
+				continue
+			}
 			g.text = append(g.text, f[2])
+			g.addrs = append(g.addrs, a)
 		}
 	}
 	return nil
@@ -289,6 +296,11 @@ func (g *lineGen) place(fn genFunc) string {
 		return f + g.pick("+0", "+4", "+5", "+1", "+0x10", "+8", "+x", "+", "+-4")
 	case 2, 3:
 		return fmt.Sprintf("%s+%d", f, g.r.IntN(80))
+	case 4:
+		if len(g.addrs) > 0 {
+			// A raw address in or just past a random function.
+			return fmt.Sprintf("0x%x", g.addrs[g.r.IntN(len(g.addrs))]+uint64(g.r.IntN(40)))
+		}
 	case 1:
 		return g.pick("nosuchfunc", "jiffies", "vmlinux:"+f, "nosuchmod:"+f, "0x0", "0xffffffff81000000", f+"%return", f+"%ret", f+"%returnx", "_text", "__schedule")
 	}
@@ -317,7 +329,7 @@ func (g *lineGen) line() (string, string) {
 		file = g.pick(KprobeEvents, DynamicEvents)
 	}
 	switch g.r.IntN(6) {
-	case 0:
+	case 0, 5:
 	case 1:
 		b.WriteString(":" + g.name("myev"))
 	case 2:

@@ -1,0 +1,180 @@
+package tracer
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+var (
+	recDiffN    = flag.Int("recdiff", 0, "TestRecordDifferentialVM: generated definitions per kernel (0 skips)")
+	recDiffSeed = flag.Uint64("recdiff.seed", 1, "TestRecordDifferentialVM: generator seed")
+)
+
+// TestRecordDifferentialVM is TestRecordVM over definitions that no one
+// wrote by hand: fetch arguments composed at random (registers, stack,
+// memory at several depths, BTF names and member chains, $comm,
+// immediates, return values) with every type (integers of each size and
+// base, bitfields, chars, strings, symbols, arrays) on the workload's
+// functions. Each kernel's own tracer and ktrace record run them on the
+// same hits, which must print the same bodies. It runs only with
+// -recdiff N.
+func TestRecordDifferentialVM(t *testing.T) {
+	if *recDiffN == 0 {
+		t.Skip("run with -recdiff N")
+	}
+	vmtest.Require(t)
+	ks, err := vmtest.PinnedKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		t.Run(k.Name, func(t *testing.T) {
+			m, err := kernel.LoadSnapshot(k.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			major, minor, _ := m.KernelVersion()
+			reg := events.NewRegistry(m, grammar.DialectFor(major, minor))
+			g := &defGen{r: rand.New(rand.NewPCG(*recDiffSeed, 0x72656364))}
+			var defs []traceDef
+			for tries := 0; len(defs) < *recDiffN && tries < 100**recDiffN; tries++ {
+				line := g.def(fmt.Sprintf("g%d", len(defs)))
+				file := events.KprobeEvents
+				if line[0] == 'f' {
+					file = events.DynamicEvents
+				}
+				// Only what this kernel accepts (by the emulation, which
+				// the conformance suites hold to the kernel).
+				if err := reg.Exec(file, line); err != nil {
+					continue
+				}
+				defs = append(defs, traceDef{line: line, kernels: []string{k.Name}})
+			}
+			r := runTraceBoot(t, k, defs)
+			same, hits := 0, 0
+			for _, d := range defs {
+				ev := d.event()
+				got, want := r.ktrace[ev], r.kernel[ev]
+				if len(want) == 0 {
+					t.Errorf("%s: %s: no hits from the kernel", ev, d.line)
+					continue
+				}
+				ok := len(got) == len(want)
+				if !ok {
+					t.Errorf("%s: ktrace %d hits, kernel %d: %s", ev, len(got), len(want), d.line)
+				}
+				for i := 0; i < len(got) && i < len(want); i++ {
+					hits++
+					if got[i].body != want[i].body {
+						t.Errorf("%s hit %d: %s\n ktrace %s\n kernel %s", ev, i, d.line, got[i].body, want[i].body)
+						ok = false
+						break
+					}
+				}
+				if ok {
+					same++
+				}
+			}
+			t.Logf("%s: %d/%d generated definitions print the kernel's bodies (%d hits compared)", k.Name, same, len(defs), hits)
+		})
+	}
+}
+
+// defGen composes event definitions on the workload's functions.
+type defGen struct{ r *rand.Rand }
+
+func (g *defGen) pick(s ...string) string { return s[g.r.IntN(len(s))] }
+
+type wlFunc struct {
+	name   string
+	btf    []string // BTF arguments and member chains that read stable values
+	memory []string // fetch args that are pointers to readable memory
+}
+
+var wlFuncs = []wlFunc{
+	{"do_sys_openat2", []string{"dfd", "how->flags", "how->mode", "how->resolve"}, []string{"%si", "$arg2", "%dx", "$arg3", "filename", "how"}},
+	{"vfs_read", []string{"count", "file->f_flags", "file->f_mode", "file->f_pos", "file->f_path.dentry->d_name.len"}, []string{"%di", "%si", "$arg1", "$arg4", "file", "buf", "pos", "file->f_path.dentry->d_name.name"}},
+	{"vfs_write", []string{"count", "file->f_flags", "file->f_pos", "file->f_inode->i_mode"}, []string{"%di", "%si", "$arg2", "file", "buf", "file->f_path.dentry->d_name.name"}},
+	{"ksys_read", []string{"fd", "count"}, []string{"%si", "buf"}},
+	{"ksys_write", []string{"fd", "count"}, []string{"%si", "buf"}},
+}
+
+var intTypes = []string{"u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "x8", "x16", "x32", "x64"}
+
+func (g *defGen) intType() string {
+	switch g.r.IntN(8) {
+	case 0:
+		// A bitfield of a random width and place in a random container.
+		sz := []int{8, 16, 32, 64}[g.r.IntN(4)]
+		w := 1 + g.r.IntN(sz)
+		off := g.r.IntN(sz - w + 1)
+		return fmt.Sprintf("b%d@%d/%d", w, off, sz)
+	case 1:
+		return "char"
+	case 2:
+		return intTypes[g.r.IntN(len(intTypes))] + fmt.Sprintf("[%d]", 1+g.r.IntN(6))
+	}
+	return intTypes[g.r.IntN(len(intTypes))]
+}
+
+// arg returns one fetch argument for f on an entry (ret false) or return
+// probe.
+func (g *defGen) arg(f wlFunc, ret bool) string {
+	if ret && g.r.IntN(3) == 0 {
+		return "$retval:" + g.pick(append(intTypes, "symbol")...)
+	}
+	switch g.r.IntN(9) {
+	case 0:
+		return g.pick("%di", "%si", "%dx", "%cx", "%r8", "%ax", "%bx") + ":" + g.intType()
+	case 1:
+		return fmt.Sprintf("$stack%d:%s", g.r.IntN(4), g.pick("x64", "u32", "symbol", "s16"))
+	case 2, 3:
+		mem := f.memory[g.r.IntN(len(f.memory))]
+		off := g.r.IntN(24)
+		t := g.pick("string", "ustring", g.intType(), g.intType(), "symbol", "char[5]", "x8[8]")
+		if g.r.IntN(4) == 0 {
+			return fmt.Sprintf("+%d(+0(%s)):%s", off, mem, t)
+		}
+		return fmt.Sprintf("+%d(%s):%s", off, mem, t)
+	case 4, 5:
+		return f.btf[g.r.IntN(len(f.btf))] + ":" + g.pick(intTypes...)
+	case 6:
+		return g.pick("$comm", `$comm:string`, `\"lit"`, `\"with space"`, `\123`, `\-7:s8`, `\0xfff:x16`, `\-1:x64`)
+	case 7:
+		return f.btf[g.r.IntN(len(f.btf))]
+	}
+	return f.memory[g.r.IntN(len(f.memory))] + ":" + g.intType()
+}
+
+// def returns one definition named name.
+func (g *defGen) def(name string) string {
+	f := wlFuncs[g.r.IntN(len(wlFuncs))]
+	ret := g.r.IntN(3) == 0
+	var b strings.Builder
+	switch {
+	case ret && g.r.IntN(4) == 0:
+		fmt.Fprintf(&b, "f:%s %s%%return", name, f.name)
+	case ret:
+		fmt.Fprintf(&b, "r:%s %s", name, f.name)
+	case g.r.IntN(5) == 0:
+		fmt.Fprintf(&b, "f:%s %s", name, f.name)
+	default:
+		fmt.Fprintf(&b, "p:%s %s", name, f.name)
+	}
+	for i, n := 0, 1+g.r.IntN(5); i < n; i++ {
+		a := g.arg(f, ret)
+		if g.r.IntN(2) == 0 && !strings.HasPrefix(a, "$comm") {
+			a = fmt.Sprintf("a%d=%s", i, a)
+		}
+		b.WriteString(" " + a)
+	}
+	return b.String()
+}
