@@ -103,6 +103,12 @@ func (m *Model) bounds() kernelBounds {
 	return m.kb
 }
 
+// LookupAddr is kallsyms_lookup(): the symbol the kernel prints for addr
+// (%pS, sprint_symbol), found as lookupSizeOffset finds it. Addresses
+// outside the kernel image and the modules have none, whatever absolute
+// symbols (per-CPU offsets at 0, ...) lie below them, and print as hex.
+func (m *Model) LookupAddr(addr uint64) (Symbol, bool) { return m.lookupSizeOffset(addr) }
+
 // lookupSizeOffset finds the symbol covering addr like
 // kallsyms_lookup_size_offset(): inside the kernel image ([_stext, _end]
 // with CONFIG_KALLSYMS_ALL, else the text) the nearest symbol at or below

@@ -134,7 +134,7 @@ func (d *Decoder) lookup(addr uint64) (kernel.Symbol, bool) {
 	if d.model == nil {
 		return kernel.Symbol{}, false
 	}
-	return d.model.SymbolAt(addr)
+	return d.model.LookupAddr(addr)
 }
 
 // appendIPSym is seq_print_ip_sym with the default sym-offset flag.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ktrace-dev/ktrace/events"
@@ -248,4 +249,28 @@ func BenchmarkDecodeFormat(b *testing.B) {
 		out = d.AppendText(out[:0], &r)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// TestSymbolOutsideKernel: :symbol prints an address the kernel's kallsyms
+// cannot place (below the kernel image, where only absolute per-CPU
+// symbols lie, or in no mapping at all) as hex, as %pS does (seen in the
+// VM on 6.1 and 6.12: "$retval:symbol" of 8 prints 0x8), and places
+// kernel text as sym+0xoff/0xsize.
+func TestSymbolOutsideKernel(t *testing.T) {
+	m := loadModel(t, "6.12")
+	d := NewDecoder(m, planFor(t, m, "p:ev vfs_read %ax:symbol"))
+	vread := addrOf(t, m, "vfs_read")
+	for addr, want := range map[uint64]string{
+		0:                  "0x0",
+		0x8:                "0x8",
+		0x1956a73b49fdc200: "0x1956a73b49fdc200",
+		vread + 4:          symText(t, m, vread+4),
+	} {
+		if got := d.symbol(addr); got != want {
+			t.Errorf("symbol(%#x) = %q, want %q", addr, got, want)
+		}
+	}
+	if !strings.HasPrefix(d.symbol(vread+4), "vfs_read+0x4/0x") {
+		t.Errorf("symbol(vfs_read+4) = %q", d.symbol(vread+4))
+	}
 }

@@ -92,9 +92,11 @@ func (d traceDef) kernelAccepts(k string) bool {
 
 // traceLine splits a trace line into comm, event and the body after the
 // probe's "(ip)".
-var traceLine = regexp.MustCompile(`^\s*(.*)-(\d+)\s+\[(\d+)\]\s+\S+\s+[\d.]+: (\w+): \((.*?)\)(.*)$`)
+var traceLine = regexp.MustCompile(`^\s*(.*)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): \((.*?)\)(.*)$`)
 
-type hit struct{ ip, body string }
+// hit is one trace line of an event: its timestamp (both tracers stamp a
+// hit with the same clock reading), the "(ip)" part and the body.
+type hit struct{ ts, ip, body string }
 
 // parseTrace returns the hits of comm per event, in order.
 func parseTrace(text, comm string) map[string][]hit {
@@ -104,7 +106,7 @@ func parseTrace(text, comm string) map[string][]hit {
 		if m == nil || strings.TrimSpace(m[1]) != comm {
 			continue
 		}
-		out[m[4]] = append(out[m[4]], hit{ip: m[5], body: m[6]})
+		out[m[5]] = append(out[m[5]], hit{ts: m[4], ip: m[6], body: m[7]})
 	}
 	return out
 }
@@ -157,7 +159,7 @@ type bootRun struct {
 // runTraceBoot boots kernel k, defines the kernel-accepted lines in its
 // kprobe_events / dynamic_events, enables them, and runs the workload
 // under ktrace record with every line, both tracers attached at once.
-func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef) *bootRun {
+func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ...string) *bootRun {
 	t.Helper()
 	kt, wl := guestBinaries(t)
 	m, err := kernel.LoadSnapshot(k.Dir)
@@ -169,7 +171,10 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef) *bootRun {
 		t.Fatal(err)
 	}
 	var sc strings.Builder
-	sc.WriteString("echo 0 > tracing_on\n")
+	// A ring big enough for every hit of every process while both
+	// tracers run: the default 1.4 MB overflows with a few dozen probes
+	// on hot functions, and an overwritten page loses the oldest hits.
+	sc.WriteString("echo 0 > tracing_on\necho 16384 > buffer_size_kb\n")
 	for _, d := range defs {
 		if !d.kernelAccepts(k.Name) {
 			continue
@@ -183,6 +188,9 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef) *bootRun {
 	sc.WriteString("for e in events/kprobes/enable events/fprobes/enable; do [ -e $e ] && echo 1 > $e; done\n")
 	sc.WriteString("echo > trace; echo 1 > tracing_on\n")
 	sc.WriteString("/bin/ktrace --kernel host record -w /tmp/kt.txt")
+	for _, f := range recordFlags {
+		sc.WriteString(" " + f)
+	}
 	for _, d := range defs {
 		sc.WriteString(" " + shQuote(d.line))
 	}
@@ -191,6 +199,7 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef) *bootRun {
 	sc.WriteString("echo @@KERNEL; cat trace; echo @@END-KERNEL\n")
 	sc.WriteString("echo @@KTRACE; cat /tmp/kt.txt; echo @@END-KTRACE\n")
 	sc.WriteString("echo @@SUMMARY; cat /tmp/kt.err; echo @@END-SUMMARY\n")
+	sc.WriteString("echo @@PROFILE; cat kprobe_profile; echo @@END-PROFILE\n")
 	sc.WriteString("echo @@LEFT; grep -c ktrace kprobe_events; echo @@END-LEFT\n")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
