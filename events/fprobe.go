@@ -163,9 +163,17 @@ func (r *Registry) registerFprobe(c *lineCtx, kind Kind, group, name string, p *
 	if errno := resolveArgSymbols(r, p.Args); errno != 0 {
 		return c.fail(regError(errno))
 	}
-	if kind != Tprobe {
+	switch {
+	case kind != Tprobe:
 		// ftrace_set_filter must find a function for the filter.
 		if code, errno := r.model.CheckFprobe(p.Symbol); errno != 0 {
+			return c.failErrno(code, 1, 0, errno)
+		}
+	case !p.Pending:
+		// A tracepoint is probed through an fprobe on its stub, which
+		// must be traceable too (6.12 builds some stubs without an
+		// ftrace location: "t error_report_end" fails to register).
+		if code, errno := r.model.CheckFprobe("__probestub_" + p.Symbol); errno != 0 {
 			return c.failErrno(code, 1, 0, errno)
 		}
 	}

@@ -99,6 +99,7 @@ type lineGen struct {
 	// beyond the fixed list.
 	text  []string
 	addrs []uint64 // their addresses (the VM boots with nokaslr)
+	tps   []string // tracepoint names (kallsyms __tracepoint_NAME)
 }
 
 // useKernel lets the generator pick any function of the kernel (kallsyms
@@ -111,6 +112,9 @@ func (g *lineGen) useKernel(m *kernel.Model, path string) error {
 	g.m = m
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
+		if len(f) >= 3 && strings.HasPrefix(f[2], "__tracepoint_") && len(f) == 3 {
+			g.tps = append(g.tps, strings.TrimPrefix(f[2], "__tracepoint_"))
+		}
 		if len(f) == 3 && (f[1] == "t" || f[1] == "T") {
 			a, err := strconv.ParseUint(f[0], 16, 64)
 			if err != nil {
@@ -153,10 +157,46 @@ func (g *lineGen) kernelFunc() (name string, params, fields []string) {
 	return name, params, fields
 }
 
+// tracepoint is a random tracepoint with the parameters its probe stub
+// gives t events (the stub's first, hidden one dropped).
+func (g *lineGen) tracepoint() genFunc {
+	name := g.tps[g.r.IntN(len(g.tps))]
+	f := genFunc{name: name}
+	if _, proto, err := g.m.FuncProto("__probestub_" + name); err == nil && proto != nil && len(proto.Params) > 1 {
+		for _, p := range proto.Params[1:] {
+			f.params = append(f.params, p.Name)
+		}
+	}
+	return f
+}
+
+// wrap sometimes turns a line into what a script writes around it:
+// several lines in one write, comments, blank lines, surrounding blanks.
+func (g *lineGen) wrap(line, file string) string {
+	switch g.r.IntN(40) {
+	case 0:
+		other, _ := g.line()
+		return line + "\n" + other
+	case 1:
+		other, _ := g.line()
+		return other + "\n" + line
+	case 2:
+		return line + " # " + g.pick("comment", "x=1", "")
+	case 3:
+		return g.pick(" ", "\t", "  ") + line
+	case 4:
+		return line + g.pick(" ", "\t", "\n", "\n\n")
+	case 5:
+		return "#" + line + "\n" + line
+	}
+	return line
+}
+
 // genCase returns a case: most are one line on a fresh tracefs; some first
 // define events (setup) that the line appends to, clashes with or removes.
 func (g *lineGen) genCase() Case {
 	line, file := g.line()
+	line = g.wrap(line, file)
 	c := Case{Line: line, File: file, Setup: []string{}}
 	if !g.chance(0.15) {
 		return c
@@ -251,7 +291,7 @@ func (g *lineGen) atom(f genFunc, depth int) string {
 		}
 		return g.pick(genFields...)
 	case 9, 10:
-		if depth > 2 {
+		if depth > 2 && (depth > 6 || g.chance(0.7)) {
 			return "%di"
 		}
 		off := g.pick("+0", "+8", "-8", "+0x10", "0", "+u0", "+u8", "-u8", "+", "+x", "8", "+0x", "+4096")
@@ -322,8 +362,12 @@ func (g *lineGen) line() (string, string) {
 	case kind < 8:
 		b.WriteString(g.pick("r", "r", "r10", "r0", "r5000", "rx"))
 	default:
-		b.WriteString(g.pick("f", "f", "f1", "t"))
+		k := g.pick("f", "f", "f1", "t", "t")
+		b.WriteString(k)
 		file = DynamicEvents
+		if k == "t" && len(g.tps) > 0 && g.chance(0.8) {
+			fn = g.tracepoint()
+		}
 	}
 	if g.chance(0.1) {
 		file = g.pick(KprobeEvents, DynamicEvents)
