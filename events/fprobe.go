@@ -170,9 +170,19 @@ func (r *Registry) registerFprobe(c *lineCtx, kind Kind, group, name string, p *
 			return c.failErrno(code, 1, 0, errno)
 		}
 	case !p.Pending:
-		// A tracepoint is probed through an fprobe on its stub, which
-		// must be traceable too (6.12 builds some stubs without an
-		// ftrace location: "t error_report_end" fails to register).
+		// A tracepoint is probed in two steps: its probe stub is
+		// registered on the tracepoint (EEXIST, logged by nobody, when
+		// it already is: one t probe per tracepoint), then an fprobe is
+		// put on the stub, which must be traceable (6.12 builds some
+		// stubs without an ftrace location: "t error_report_end" fails
+		// to register, and its stub stays registered).
+		if r.tpStubs[p.Symbol] {
+			return createResult{err: &WriteError{Errno: syscall.EEXIST}}
+		}
+		if r.tpStubs == nil {
+			r.tpStubs = map[string]bool{}
+		}
+		r.tpStubs[p.Symbol] = true
 		if code, errno := r.model.CheckFprobe("__probestub_" + p.Symbol); errno != 0 {
 			return c.failErrno(code, 1, 0, errno)
 		}

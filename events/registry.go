@@ -25,6 +25,11 @@ type Registry struct {
 	events  []*Event // every event, in creation order
 	idUsed  []bool   // idUsed[i]: event ID firstID+i is allocated
 	firstID int
+	// tpStubs holds the tracepoints whose probe stub is registered on
+	// them: by a live t probe, or left behind by a t probe whose
+	// registration failed after that step, as 6.12 leaves it (every later
+	// t probe on that tracepoint then fails with EEXIST, without a log).
+	tpStubs map[string]bool
 }
 
 // firstEventID is the ID the pinned kernels give their first dynamic event
@@ -263,6 +268,9 @@ func (r *Registry) freeProbe(p *Probe) syscall.Errno {
 	ev := p.Event
 	if len(ev.Probes) == 1 && ev.Enabled {
 		return syscall.EBUSY
+	}
+	if ev.Kind == Tprobe && !p.Pending {
+		delete(r.tpStubs, p.Symbol)
 	}
 	for i, q := range r.probes {
 		if q == p {
