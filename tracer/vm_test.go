@@ -111,6 +111,14 @@ func parseTrace(text, comm string) map[string][]hit {
 	return out
 }
 
+// sectionCmd prints cmd's output between "@@NAME" and "@@END-NAME"
+// lines. The markers are built by printf so that the script's own text,
+// which the probes may read from the shell's buffers and print as string
+// arguments, never contains them.
+func sectionCmd(name, cmd string) string {
+	return fmt.Sprintf("printf '@@%%s\\n' %s; %s; printf '@@END-%%s\\n' %s\n", name, cmd, name)
+}
+
 // section returns the text between "@@NAME" and "@@END-NAME" markers.
 func section(out, name string) string {
 	_, rest, ok := strings.Cut(out, "@@"+name+"\n")
@@ -183,7 +191,7 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ..
 		if d.line[0] == 'f' {
 			file = "dynamic_events"
 		}
-		fmt.Fprintf(&sc, "echo %s >> %s || { echo \"@@REJECTED %s\"; cat error_log; }\n", shQuote(d.line), file, d.event())
+		fmt.Fprintf(&sc, "echo %s >> %s || { printf '@@%%s %%s\\n' REJECTED %s; cat error_log; }\n", shQuote(d.line), file, d.event())
 	}
 	sc.WriteString("for e in events/kprobes/enable events/fprobes/enable; do [ -e $e ] && echo 1 > $e; done\n")
 	sc.WriteString("echo > trace; echo 1 > tracing_on\n")
@@ -194,13 +202,13 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ..
 	for _, d := range defs {
 		sc.WriteString(" " + shQuote(d.line))
 	}
-	sc.WriteString(" -- /bin/workload 3 2>/tmp/kt.err; echo \"@@RC $?\"\n")
+	sc.WriteString(" -- /bin/workload 3 2>/tmp/kt.err; printf '@@%s %s\\n' RC \"$?\"\n")
 	sc.WriteString("echo 0 > tracing_on\n")
-	sc.WriteString("echo @@KERNEL; cat trace; echo @@END-KERNEL\n")
-	sc.WriteString("echo @@KTRACE; cat /tmp/kt.txt; echo @@END-KTRACE\n")
-	sc.WriteString("echo @@SUMMARY; cat /tmp/kt.err; echo @@END-SUMMARY\n")
-	sc.WriteString("echo @@PROFILE; cat kprobe_profile; echo @@END-PROFILE\n")
-	sc.WriteString("echo @@LEFT; grep -c ktrace kprobe_events; echo @@END-LEFT\n")
+	sc.WriteString(sectionCmd("KERNEL", "cat trace"))
+	sc.WriteString(sectionCmd("KTRACE", "cat /tmp/kt.txt"))
+	sc.WriteString(sectionCmd("SUMMARY", "cat /tmp/kt.err"))
+	sc.WriteString(sectionCmd("PROFILE", "cat kprobe_profile"))
+	sc.WriteString(sectionCmd("LEFT", "grep -c ktrace kprobe_events"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
