@@ -80,6 +80,13 @@ type ProbeProgram struct {
 	// address is never taken) and then probes FUNC+0: the program checks
 	// the live instruction and records FUNC+0 when no ENDBR64 is there.
 	EndbrIP bool
+	// RawTracepoint marks a t event's program, attached as a raw
+	// tracepoint: its context is the tracepoint's argument array, not
+	// registers. $argN reads the array (the IR's parameter counts the
+	// probe stub's hidden first parameter, which the array does not hold
+	// and which is NULL for a t event), IP must be given, and register,
+	// stack and return-value fetches do not exist.
+	RawTracepoint bool
 }
 
 // endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
@@ -328,7 +335,10 @@ func (e *emitter) header() error {
 		asm.StoreImm(rBuf, recOff(0), int64(e.p.EventID), asm.Half),
 		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
 	)
-	if ok && e.p.Arch.Name == "x86_64" {
+	if e.p.RawTracepoint && e.p.IP == 0 {
+		return fmt.Errorf("fetchargs: compile: a tracepoint program needs its IP")
+	}
+	if ok && e.p.Arch.Name == "x86_64" && !e.p.RawTracepoint {
 		// TRACE_FLAG_IRQS_OFF when EFLAGS.IF (bit 9) is clear.
 		e.emit(
 			asm.LoadMem(asm.R1, rCtx, int16(flagsOff), asm.DWord),
@@ -344,7 +354,7 @@ func (e *emitter) header() error {
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
 	)
-	if e.p.IP != 0 && e.p.EndbrIP && !e.p.Return {
+	if e.p.IP != 0 && e.p.EndbrIP && !e.p.Return && !e.p.RawTracepoint {
 		keep := e.newLabel()
 		e.emit(
 			asm.Mov.Reg(asm.R1, asm.R10),
@@ -506,6 +516,16 @@ func (e *emitter) output() error {
 // convention into rVal.
 func (e *emitter) loadArg(n int) error {
 	a := e.p.Arch
+	if e.p.RawTracepoint {
+		if n == 0 {
+			// The stub's hidden first parameter: the tracepoint's
+			// registration data, NULL for t events.
+			e.emit(asm.Mov.Imm(rVal, 0))
+			return nil
+		}
+		e.emit(asm.LoadMem(rVal, rCtx, int16(8*(n-1)), asm.DWord))
+		return nil
+	}
 	if n < len(a.ArgRegs) {
 		off, ok := a.Regs[a.ArgRegs[n]]
 		if !ok {
@@ -536,6 +556,12 @@ func (e *emitter) loadStack(n int) error {
 // load emits stage 1 of a fetch program into rVal.
 func (e *emitter) load(op Op) error {
 	a := e.p.Arch
+	if e.p.RawTracepoint {
+		switch op.Code {
+		case OpReg, OpStack, OpStackP, OpRetval, OpEData:
+			return fmt.Errorf("%s on a tracepoint: %w", op.Code, ErrUnsupported)
+		}
+	}
 	switch op.Code {
 	case OpReg:
 		if op.Param%8 != 0 || op.Param > 1<<12 {

@@ -15,7 +15,10 @@
 //     ones whose process is gone;
 //   - f events: kprobe-multi links (Config.KprobeMulti, kernels with
 //     CONFIG_FPROBE such as 6.12), else one kprobe or kretprobe;
-//   - t events are not supported.
+//   - t events: raw tracepoint links; the program reads the tracepoint's
+//     arguments from its context (the kernel's t events read them through
+//     an fprobe on the tracepoint's __probestub_ function, whose entry is
+//     the "(ip)" of every hit; ktrace records that address).
 //
 // Everything else is a file descriptor of the process: when it exits or is
 // killed, the kernel removes the probes (checked in the VM with kill -9).

@@ -109,6 +109,7 @@ func (pr *Probe) ipConstant() uint64 { return pr.Probe.Addr }
 
 func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeup int) error {
 	arch := m.Arch()
+	tp := pr.Event.Kind == events.Tprobe
 	args := pr.Probe.Args
 	if args == nil {
 		args = pr.Event.Args
@@ -124,6 +125,14 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeu
 		EntryDataSize: entrySize,
 		EndbrIP:       endbrIP(m, pr),
 		WakeupBytes:   wakeup,
+		RawTracepoint: tp,
+	}
+	if tp {
+		ip, err := stubIP(m, pr.Probe.Symbol)
+		if err != nil {
+			return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
+		}
+		pp.IP = ip
 	}
 	name := fmt.Sprintf("ktrace_%d", pr.Index)
 	ins, err := fetchargs.Compile(pp, maps)
@@ -131,6 +140,9 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeu
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 	}
 	pr.Main = progSpec(name, ins)
+	if tp {
+		pr.Main.Type = ebpf.RawTracepoint
+	}
 	ent, err := fetchargs.CompileEntry(pp, maps)
 	if err != nil {
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
@@ -153,6 +165,21 @@ func progSpec(name string, ins asm.Instructions) *ebpf.ProgramSpec {
 // trivialProgram is "return 0", used to probe the kernel's support.
 func trivialProgram() asm.Instructions {
 	return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
+}
+
+// stubIP is the "(ip)" of a t event's hits: the kernel probes the
+// tracepoint through an fprobe on its __probestub_ function, whose hits
+// carry the stub's entry as a kprobe there would land (past ENDBR64 on IBT
+// kernels: "__probestub_kfree+0x4/0x10" on 6.12).
+func stubIP(m *kernel.Model, tracepoint string) (uint64, error) {
+	addr, ok := m.LookupName("__probestub_" + tracepoint)
+	if !ok {
+		return 0, fmt.Errorf("tracepoint %s has no probe stub in the kernel model", tracepoint)
+	}
+	if site, errno := m.ResolveKprobe(addr); errno == 0 {
+		return site.Addr, nil
+	}
+	return addr, nil
 }
 
 // endbrIP reports whether the probe is a kprobe on a function entry that

@@ -66,11 +66,6 @@ func Open(cfg Config) (s *Session, err error) {
 	if len(plan.Probes) == 0 {
 		return nil, fmt.Errorf("tracer: no probes to attach")
 	}
-	for _, p := range plan.Probes {
-		if p.Event.Kind == events.Tprobe {
-			return nil, fmt.Errorf("tracer: %s/%s: tracepoint probes (t events): %w", p.Event.Group, p.Event.Name, ErrNotSupported)
-		}
-	}
 	s = &Session{plan: plan}
 	defer func() {
 		if err != nil {
@@ -137,6 +132,20 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 	sym, off, err := target(cfg.Model, pr)
 	if err != nil {
 		return fmt.Errorf("tracer: %s: %w", where, err)
+	}
+	if ev.Kind == events.Tprobe {
+		// The tracepoint itself, as a raw tracepoint: its arguments are
+		// the program's context.
+		prog, err := s.load(p.Main, false)
+		if err != nil {
+			return fmt.Errorf("tracer: loading %s: %w", where, err)
+		}
+		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: pr.Symbol, Program: prog})
+		if err != nil {
+			return fmt.Errorf("tracer: attaching %s: %w", where, err)
+		}
+		s.links = append(s.links, l)
+		return nil
 	}
 	fprobe := ev.Kind == events.Fentry || ev.Kind == events.Fexit
 	multi := fprobe && cfg.KprobeMulti
