@@ -87,6 +87,11 @@ type ProbeProgram struct {
 	// and which is NULL for a t event), IP must be given, and register,
 	// stack and return-value fetches do not exist.
 	RawTracepoint bool
+	// IgnoreTgid, when not 0, is a process whose hits the program counts
+	// but does not record: the tracer's own process, whose reading of the
+	// ring buffer would otherwise feed probes on the functions it calls
+	// (kfree, vfs_read, ...) and fill the ring with its own hits.
+	IgnoreTgid uint32
 }
 
 // endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
@@ -297,6 +302,17 @@ func (e *emitter) counter(field int16) error {
 func (e *emitter) prologue() error {
 	if err := e.counter(0); err != nil {
 		return err
+	}
+	if e.p.IgnoreTgid != 0 {
+		keep := e.newLabel()
+		e.emit(
+			asm.FnGetCurrentPidTgid.Call(),
+			asm.RSh.Imm(asm.R0, 32),
+			asm.JNE.Imm(asm.R0, int32(e.p.IgnoreTgid), keep),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		e.mark(keep)
 	}
 	e.emit(
 		asm.FnGetSmpProcessorId.Call(),

@@ -36,6 +36,9 @@ type Plan struct {
 	// an eighth of the ring. Waking the reader for every record costs a
 	// context switch per hit.
 	WakeupBytes int
+	// IgnoreTgid is a process whose hits are counted but not recorded
+	// (fetchargs.ProbeProgram.IgnoreTgid; 0: none).
+	IgnoreTgid uint32
 }
 
 // ErrPending is wrapped when a probe cannot be traced because the kernel
@@ -95,7 +98,7 @@ func (p *Plan) Compile(m *kernel.Model, maps *fetchargs.Maps) error {
 		return fmt.Errorf("tracer: compile: no kernel model")
 	}
 	for _, pr := range p.Probes {
-		if err := pr.compile(m, maps, p.EntryDataSize, p.WakeupBytes); err != nil {
+		if err := pr.compile(m, maps, p.EntryDataSize, p.WakeupBytes, p.IgnoreTgid); err != nil {
 			return err
 		}
 	}
@@ -107,7 +110,7 @@ func (p *Plan) Compile(m *kernel.Model, maps *fetchargs.Maps) error {
 // it; 0 (unknown) makes the program ask bpf_get_func_ip.
 func (pr *Probe) ipConstant() uint64 { return pr.Probe.Addr }
 
-func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeup int) error {
+func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeup int, ignore uint32) error {
 	arch := m.Arch()
 	tp := pr.Event.Kind == events.Tprobe
 	args := pr.Probe.Args
@@ -126,6 +129,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeu
 		EndbrIP:       endbrIP(m, pr),
 		WakeupBytes:   wakeup,
 		RawTracepoint: tp,
+		IgnoreTgid:    ignore,
 	}
 	if tp {
 		ip, err := stubIP(m, pr.Probe.Symbol)

@@ -28,6 +28,9 @@ type Config struct {
 	// false, fprobes attach as one kprobe or kretprobe per function (the
 	// kernels without CONFIG_FPROBE, such as the pinned 6.1).
 	KprobeMulti bool
+	// IgnoreTgid is a process (normally the tracer's own) whose hits are
+	// counted but never reach the ring buffer; 0 records every process.
+	IgnoreTgid int
 }
 
 // Session is a set of attached probes and the ring buffer they fill. The
@@ -76,6 +79,7 @@ func Open(cfg Config) (s *Session, err error) {
 	if s.maps, err = NewMaps(plan, cfg.RingSize); err != nil {
 		return nil, err
 	}
+	plan.IgnoreTgid = uint32(cfg.IgnoreTgid)
 	if err = plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
 		return nil, err
 	}

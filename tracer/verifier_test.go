@@ -221,6 +221,8 @@ func loadAll(m *kernel.Model, evs []*events.Event) (progs, entries int, err erro
 		return 0, 0, err
 	}
 	defer maps.Close()
+	// As ktrace record compiles them: with its own hits filtered out.
+	plan.IgnoreTgid = uint32(os.Getpid())
 	if err := plan.Compile(m, maps.Compiler()); err != nil {
 		return 0, 0, err
 	}

@@ -55,7 +55,7 @@ func TestRecordDifferentialVM(t *testing.T) {
 			for tries := 0; len(defs) < *recDiffN && tries < 100**recDiffN; tries++ {
 				line := g.def(fmt.Sprintf("g%d", len(defs)))
 				file := events.KprobeEvents
-				if line[0] == 'f' {
+				if line[0] == 'f' || line[0] == 't' {
 					file = events.DynamicEvents
 				}
 				// Only what this kernel accepts (by the emulation, which
@@ -161,17 +161,20 @@ type defGen struct{ r *rand.Rand }
 func (g *defGen) pick(s ...string) string { return s[g.r.IntN(len(s))] }
 
 type wlFunc struct {
+	tp     bool // a tracepoint (t events, 6.12 only)
 	name   string
 	btf    []string // BTF arguments and member chains that read stable values
 	memory []string // fetch args that are pointers to readable memory
 }
 
 var wlFuncs = []wlFunc{
-	{"do_sys_openat2", []string{"dfd", "how->flags", "how->mode", "how->resolve"}, []string{"%si", "$arg2", "%dx", "$arg3", "filename", "how"}},
-	{"vfs_read", []string{"count", "file->f_flags", "file->f_mode", "file->f_pos", "file->f_path.dentry->d_name.len"}, []string{"%di", "%si", "$arg1", "$arg4", "file", "buf", "pos", "file->f_path.dentry->d_name.name"}},
-	{"vfs_write", []string{"count", "file->f_flags", "file->f_pos", "file->f_inode->i_mode"}, []string{"%di", "file", "file->f_path.dentry->d_name.name"}},
-	{"ksys_read", []string{"fd", "count"}, []string{"%si", "buf"}},
-	{"ksys_write", []string{"fd", "count"}, []string{"%sp"}},
+	{name: "do_sys_openat2", btf: []string{"dfd", "how->flags", "how->mode", "how->resolve"}, memory: []string{"%si", "$arg2", "%dx", "$arg3", "filename", "how"}},
+	{name: "vfs_read", btf: []string{"count", "file->f_flags", "file->f_mode", "file->f_pos", "file->f_path.dentry->d_name.len"}, memory: []string{"%di", "%si", "$arg1", "$arg4", "file", "buf", "pos", "file->f_path.dentry->d_name.name"}},
+	{name: "vfs_write", btf: []string{"count", "file->f_flags", "file->f_pos", "file->f_inode->i_mode"}, memory: []string{"%di", "file", "file->f_path.dentry->d_name.name"}},
+	{name: "ksys_read", btf: []string{"fd", "count"}, memory: []string{"%si", "buf"}},
+	{name: "ksys_write", btf: []string{"fd", "count"}, memory: []string{"%sp"}},
+	{tp: true, name: "sched_process_exec", btf: []string{"old_pid", "p->pid", "p->prio", "bprm->argc", "$arg2"}, memory: []string{"p", "bprm", "$arg1", "$arg3", "bprm->filename", "p->comm"}},
+	{tp: true, name: "kfree", btf: []string{"call_site", "ptr", "$arg1"}, memory: []string{"call_site", "$arg1"}},
 }
 
 var intTypes = []string{"u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "x8", "x16", "x32", "x64"}
@@ -233,7 +236,12 @@ func (g *defGen) def(name string) string {
 	f := wlFuncs[g.r.IntN(len(wlFuncs))]
 	ret := g.r.IntN(3) == 0
 	var b strings.Builder
+	if f.tp {
+		fmt.Fprintf(&b, "t:%s %s", name, f.name)
+		ret = false
+	}
 	switch {
+	case f.tp:
 	case ret && g.r.IntN(4) == 0:
 		fmt.Fprintf(&b, "f:%s %s%%return", name, f.name)
 	case ret:

@@ -105,12 +105,23 @@ var traceLine = regexp.MustCompile(`^\s*(.*)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+):
 // hit with the same clock reading), the "(ip)" part and the body.
 type hit struct{ ts, ip, body string }
 
-// parseTrace returns the hits of comm per event, in order.
+// parseTrace returns the hits of the processes named comm per event, in
+// order. A process is taken by its pid with every line of that pid, so
+// that what it did before exec under its parent's name counts too: the
+// kernel names every line of a pid by the pid's latest comm, ktrace by the
+// comm at the hit.
 func parseTrace(text, comm string) map[string][]hit {
 	out := map[string][]hit{}
-	for _, l := range strings.Split(text, "\n") {
+	lines := strings.Split(text, "\n")
+	pids := map[string]bool{}
+	for _, l := range lines {
+		if m := traceLine.FindStringSubmatch(l); m != nil && strings.TrimSpace(m[1]) == comm {
+			pids[m[2]] = true
+		}
+	}
+	for _, l := range lines {
 		m := traceLine.FindStringSubmatch(l)
-		if m == nil || strings.TrimSpace(m[1]) != comm {
+		if m == nil || !pids[m[2]] {
 			continue
 		}
 		out[m[5]] = append(out[m[5]], hit{ts: m[4], ip: m[6], body: m[7]})

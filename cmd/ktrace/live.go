@@ -173,6 +173,7 @@ func (b *liveBackend) SetEnabled(group, name string, on bool) error {
 		Model:       b.model,
 		Events:      []*events.Event{ev},
 		KprobeMulti: b.model.Config("CONFIG_FPROBE") == "y",
+		IgnoreTgid:  int(b.ignorePID),
 	})
 	if err != nil {
 		errno := attachErrno(err)

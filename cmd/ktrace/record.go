@@ -144,7 +144,9 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	}
 	m := s.env.model
 	attachStart := time.Now()
-	sess, err := tracer.Open(tracer.Config{Model: m, Events: evs, KprobeMulti: m.Config("CONFIG_FPROBE") == "y"})
+	// ktrace's own hits (reading the ring, writing this output) are
+	// dropped in the kernel, before they take ring buffer space.
+	sess, err := tracer.Open(tracer.Config{Model: m, Events: evs, KprobeMulti: m.Config("CONFIG_FPROBE") == "y", IgnoreTgid: os.Getpid()})
 	if err != nil {
 		code := exitRejected
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
