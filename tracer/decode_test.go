@@ -274,3 +274,23 @@ func TestSymbolOutsideKernel(t *testing.T) {
 		t.Errorf("symbol(vfs_read+4) = %q", d.symbol(vread+4))
 	}
 }
+
+// TestOpenFailureCleansUp: a session that fails after its maps exist (a
+// t event's $stackN, which a raw tracepoint program cannot read) returns
+// the error and releases what it made, instead of crashing in its cleanup.
+func TestOpenFailureCleansUp(t *testing.T) {
+	m := loadModel(t, "6.12")
+	r := events.NewRegistry(m, nil)
+	if _, err := r.Write(events.DynamicEvents, []byte("t:tk kfree s=$stack1\n")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(Config{Model: m, Events: r.Events()})
+	if err == nil {
+		s.Close()
+		t.Fatal("Open accepted $stack1 on a t event")
+	}
+	if s != nil {
+		t.Errorf("Open returned a session with its error %v", err)
+	}
+	t.Log(err)
+}

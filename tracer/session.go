@@ -69,10 +69,13 @@ func Open(cfg Config) (s *Session, err error) {
 	if len(plan.Probes) == 0 {
 		return nil, fmt.Errorf("tracer: no probes to attach")
 	}
-	s = &Session{plan: plan}
+	// The deferred cleanup holds its own reference: "return nil, err"
+	// clears the named result before deferred calls run.
+	sess := &Session{plan: plan}
+	s = sess
 	defer func() {
 		if err != nil {
-			s.Close()
+			sess.Close()
 			s = nil
 		}
 	}()

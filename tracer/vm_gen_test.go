@@ -205,6 +205,11 @@ func (g *defGen) arg(f wlFunc, ret bool) string {
 	case 0:
 		return g.pick("%di", "%si", "%dx", "%cx", "%r8", "%ax", "%bx") + ":" + g.intType()
 	case 1:
+		if f.tp {
+			// $stackN of a t event is the probe stub's stack, which a
+			// raw tracepoint program cannot see (ktrace refuses it).
+			return f.btf[g.r.IntN(len(f.btf))]
+		}
 		// Not $stack0, the return address: the two tracers' return
 		// probes replace it with their trampolines in either order.
 		return fmt.Sprintf("$stack%d:%s", 1+g.r.IntN(3), g.pick("x64", "u32", "symbol", "s16"))
