@@ -300,6 +300,10 @@ func (r *Registry) freeProbe(p *Probe) syscall.Errno {
 
 // allocID returns the lowest free event ID.
 func (r *Registry) allocID() int {
+	if r.dialect.MonotonicEventIDs && r.firstID+len(r.idUsed) <= maxEventType {
+		r.idUsed = append(r.idUsed, true)
+		return r.firstID + len(r.idUsed) - 1
+	}
 	for i, used := range r.idUsed {
 		if !used {
 			r.idUsed[i] = true
@@ -309,6 +313,9 @@ func (r *Registry) allocID() int {
 	r.idUsed = append(r.idUsed, true)
 	return r.firstID + len(r.idUsed) - 1
 }
+
+// maxEventType is TRACE_EVENT_TYPE_MAX, the largest event type ID.
+const maxEventType = 1<<16 - 1
 
 // addEvent registers a new event with its first probe.
 func (r *Registry) addEvent(ev *Event, p *Probe) {

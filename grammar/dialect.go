@@ -93,6 +93,11 @@ type Dialect struct {
 	// "r SYM+4" on a non-unique SYM is BAD_RETPROBE (6.1's backport of
 	// NON_UNIQ_SYMBOL); otherwise NON_UNIQ_SYMBOL comes first.
 	RetprobeEntryFirst bool
+	// MonotonicEventIDs: a new event takes the next never-used type ID
+	// (register_trace_event's next_event_type++, 6.1), so a removed
+	// event's ID is not reused until the IDs run out; otherwise the lowest
+	// free ID is taken (6.12's IDA).
+	MonotonicEventIDs bool
 
 	// messages overrides the newest upstream message text of a code.
 	messages map[Code]string
@@ -130,6 +135,7 @@ var dialects = []*Dialect{
 		UnknownSymbolErrno: syscall.ENOENT,
 		NonUniqSymbolErrno: syscall.EADDRNOTAVAIL,
 		RetprobeEntryFirst: true,
+		MonotonicEventIDs:  true,
 		messages: map[Code]string{
 			ErrBadMaxactType: "Maxactive is not for kprobe",
 			ErrFileOnKprobe:  "File offset is not available with kprobe",

@@ -266,13 +266,28 @@ func (e cErrno) Unwrap() error { return e.errno }
 
 // shPathError makes a busybox-like message from a tracefs open error:
 // "sh: can't create kprobe_events: Device or resource busy".
+// Like busybox's errmsg, ENOENT and ENOTDIR read "no such file" for an
+// input redirection and "nonexistent directory" for an output one.
 func shPathError(name string, flag int, err error) error {
-	op := "sh: can't open"
+	op, missing := "sh: can't open", "no such file"
 	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
-		op = "sh: can't create"
+		op, missing = "sh: can't create", "nonexistent directory"
 	}
-	return &fs.PathError{Op: op, Path: name, Err: cErrno{errnoOf(err)}}
+	e := errnoOf(err)
+	if e == syscall.ENOENT || e == syscall.ENOTDIR {
+		return &fs.PathError{Op: op, Path: name, Err: shText{missing, e}}
+	}
+	return &fs.PathError{Op: op, Path: name, Err: cErrno{e}}
 }
+
+// shText is an errno that busybox prints with its own words.
+type shText struct {
+	text  string
+	errno syscall.Errno
+}
+
+func (e shText) Error() string { return e.text }
+func (e shText) Unwrap() error { return e.errno }
 
 func (s *shell) open(ctx context.Context, p string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 	hc := interp.HandlerCtx(ctx)
