@@ -66,6 +66,7 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 			if err := f.b.Truncate(controlFile(n.kind)); err != nil {
 				return nil, pathErr("open", name, errnoOf(err))
 			}
+			f.pruneFilters()
 		case nErrorLog:
 			f.ClearErrorLog()
 		case nTrace:
@@ -241,11 +242,36 @@ func (h *File) Close() error {
 	return nil
 }
 
+// pruneFilters forgets the filters of events that no longer exist.
+func (f *FS) pruneFilters() {
+	f.mu.Lock()
+	none := len(f.filters) == 0
+	f.mu.Unlock()
+	if none {
+		return
+	}
+	live := map[eventKey]bool{}
+	for _, e := range f.b.Events() {
+		live[eventKey{e.Group, e.Name, e.ID}] = true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := range f.filters {
+		if !live[k] {
+			delete(f.filters, k)
+		}
+	}
+}
+
 // write dispatches one write(2) by file.
 func (f *FS) write(n node, p []byte) (int, error) {
 	switch n.kind {
 	case nKprobeEvents, nDynamicEvents:
 		w, err := f.b.Write(controlFile(n.kind), p)
+		// A removal (even in a write that fails later) frees its events'
+		// filters, which must not reappear on an event that reuses the
+		// name and ID.
+		f.pruneFilters()
 		if err != nil {
 			var we *WriteError
 			if errors.As(err, &we) {
