@@ -174,7 +174,7 @@ func (g *scriptGen) pick(s ...string) string { return s[g.r.IntN(len(s))] }
 var (
 	sgNames  = []string{"a", "b", "c", "grp/d", "grp/a"}
 	sgFuncs  = []string{"vfs_read", "vfs_write", "do_sys_openat2", "ksys_read", "nosuchfunc"}
-	sgArgs   = []string{"", "", "%di", "x=%si:u32", "%di %si", "s=+0(%si):string", "$arg1", "$comm", "x=%ax:x8 y=%dx", "%zz", "x=%di x=%si", "$stack1:u16"}
+	sgArgs   = []string{"", "", "%di", "x=%si:u32", "%di %si", "s=+0(%si):string", "$arg1", "$comm", "x=%ax:x8 y=%dx", "%zz", "x=%di x=%si", "$stack1:u16", "$arg*", "file", "count:x32", "$retval", "b=%di:b4@2/32", "a=+0(%di):u8[4]"}
 	sgFilter = []string{"common_pid != 0", "x == 1", "arg1 > 0 && arg1 < 10", "bad ==", "0"}
 )
 
@@ -182,9 +182,15 @@ func (g *scriptGen) def() (file, line string) {
 	name := sgNames[g.r.IntN(len(sgNames))]
 	fn := sgFuncs[g.r.IntN(len(sgFuncs))]
 	args := sgArgs[g.r.IntN(len(sgArgs))]
-	switch g.r.IntN(8) {
+	switch g.r.IntN(10) {
 	case 0:
-		line = fmt.Sprintf("r:%s %s %s", name, fn, strings.Replace(args, "%si", "$retval", 1))
+		line = fmt.Sprintf("%s:%s %s %s", g.pick("r", "r4", "r100000"), name, fn, strings.Replace(args, "%si", "$retval", 1))
+	case 8:
+		return "dynamic_events", strings.TrimSpace(fmt.Sprintf("f:%s %s%%return %s", name, fn, args))
+	case 9:
+		// Several lines in one write, a comment, leading blanks.
+		a, b := fmt.Sprintf("p:%s %s %s", name, fn, args), fmt.Sprintf("p:%s %s", sgNames[g.r.IntN(len(sgNames))], sgFuncs[g.r.IntN(len(sgFuncs))])
+		line = g.pick(a+`\n`+b, "# "+a, "  "+a, a+" # note")
 	case 1:
 		return "dynamic_events", strings.TrimSpace(fmt.Sprintf("f:%s %s %s", name, fn, args))
 	case 2:
@@ -210,7 +216,8 @@ func (g *scriptGen) step() string {
 	switch g.r.IntN(16) {
 	case 0, 1, 2, 3:
 		f, l := g.def()
-		cmd = fmt.Sprintf("echo '%s' >> %s 2>&1; echo rc=$?", l, f)
+		// printf: one write(2), and \n in l makes a multi-line write.
+		cmd = fmt.Sprintf("printf '%s\\n' >> %s 2>&1; echo rc=$?", strings.ReplaceAll(l, "%", "%%"), f)
 	case 4:
 		cmd = fmt.Sprintf("echo '-:%s' >> %s 2>&1; echo rc=$?", name, g.pick("kprobe_events", "dynamic_events"))
 	case 5:
