@@ -33,16 +33,8 @@ func TestDifferentialVM(t *testing.T) {
 	if *diffN == 0 {
 		t.Skip("run with -diff N")
 	}
-	vmtest.Require(t)
-	kernels, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kernels, runner := vmSetup(t)
 	ctx := context.Background()
-	runner, err := vmtest.BuildStatic(ctx, runnerPkg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out strings.Builder
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
@@ -86,6 +78,22 @@ func TestDifferentialVM(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// vmSetup skips unless the VM tests can run and returns the pinned
+// kernels and the guest runner, for the differential tests.
+func vmSetup(t *testing.T) ([]vmtest.Kernel, []byte) {
+	t.Helper()
+	vmtest.Require(t)
+	kernels, err := vmtest.PinnedKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := vmtest.BuildStatic(context.Background(), runnerPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kernels, runner
 }
 
 // lineGen composes probe-definition lines from the grammar's parts. The

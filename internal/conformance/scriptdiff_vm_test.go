@@ -35,16 +35,8 @@ func TestScriptDifferentialVM(t *testing.T) {
 	if *scriptDiffN == 0 {
 		t.Skip("run with -scriptdiff N")
 	}
-	vmtest.Require(t)
-	kernels, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kernels, runner := vmSetup(t)
 	ctx := context.Background()
-	runner, err := vmtest.BuildStatic(ctx, runnerPkg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	kt, err := vmtest.BuildStatic(ctx, "./cmd/ktrace")
 	if err != nil {
 		t.Fatal(err)
