@@ -67,6 +67,9 @@ type FS struct {
 	gen  uint64
 	// shutdown is set by Shutdown: trace_pipe reads no longer wait.
 	shutdown bool
+	// comms is saved_cmdlines: each pid's command at its latest
+	// recorded event (RecordTask), for the TASK-PID column.
+	comms map[int]string
 }
 
 // eventKey identifies an event instance; the ID keeps a filter from

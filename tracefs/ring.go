@@ -13,10 +13,14 @@ import (
 const ringMaxBytes = 8 << 20
 
 // traceEntry is one recorded event: its time (for ordering the entries of
-// several sources) and its trace line, newline included.
+// several sources) and its trace line, newline included. An entry recorded
+// by RecordTask holds the line without its TASK-PID column (task is set),
+// which is rendered when the entry is read.
 type traceEntry struct {
 	ts   uint64
 	text string
+	pid  int
+	task bool
 }
 
 // traceRing is the emulated ring buffer behind trace and trace_pipe. It is
@@ -33,14 +37,15 @@ type traceRing struct {
 
 // add inserts an entry in time order (records from several sources arrive
 // nearly ordered, so the search starts at the newest end).
-func (r *traceRing) add(ts uint64, text string) {
+func (r *traceRing) add(e traceEntry) {
+	ts, text := e.ts, e.text
 	i := len(r.entries)
 	for i > 0 && r.entries[i-1].ts > ts {
 		i--
 	}
 	r.entries = append(r.entries, traceEntry{})
 	copy(r.entries[i+1:], r.entries[i:])
-	r.entries[i] = traceEntry{ts: ts, text: text}
+	r.entries[i] = e
 	r.bytes += len(text)
 	drop := 0
 	for r.bytes > ringMaxBytes && drop < len(r.entries)-1 {
@@ -56,14 +61,54 @@ func (r *traceRing) add(ts uint64, text string) {
 func (r *traceRing) clear() { *r = traceRing{} }
 
 // take removes and returns the entries' text, oldest first.
-func (r *traceRing) take() string {
+func (r *traceRing) take(comms map[int]string) string {
 	var b strings.Builder
 	for _, e := range r.entries {
-		b.WriteString(e.text)
+		e.writeTo(&b, comms)
 	}
 	r.entries = r.entries[:0]
 	r.bytes = 0
 	return b.String()
+}
+
+// writeTo writes the entry's line, its TASK-PID column named by the
+// pid's latest command (comms).
+func (e *traceEntry) writeTo(b *strings.Builder, comms map[int]string) {
+	if e.task {
+		comm, ok := comms[e.pid]
+		switch {
+		case e.pid == 0:
+			comm = "<idle>"
+		case !ok || comm == "":
+			comm = "<...>"
+		}
+		fmt.Fprintf(b, "%16s-%-7d", comm, e.pid)
+	}
+	b.WriteString(e.text)
+}
+
+// RecordTask is Record for a line given without its TASK-PID column
+// (rest starts with " [CPU]"). As the kernel's saved_cmdlines does, the
+// column is filled in when the trace is read, with the command of the
+// pid's latest recorded event: what a process did before an exec shows
+// under the command it exec'd, as on Linux.
+func (f *FS) RecordTask(ts uint64, pid int, comm string, rest []byte) bool {
+	text := string(rest)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.tracingOn {
+		return false
+	}
+	if f.comms == nil {
+		f.comms = map[int]string{}
+	}
+	f.comms[pid] = comm
+	f.ring.add(traceEntry{ts: ts, text: text, pid: pid, task: true})
+	f.cond.Broadcast()
+	return true
 }
 
 // Record appends one event to the trace ring: ts orders entries from
@@ -80,7 +125,7 @@ func (f *FS) Record(ts uint64, line []byte) bool {
 	if !f.tracingOn {
 		return false
 	}
-	f.ring.add(ts, text)
+	f.ring.add(traceEntry{ts: ts, text: text})
 	f.cond.Broadcast()
 	return true
 }
@@ -112,8 +157,8 @@ func (f *FS) traceText() string {
 	var b strings.Builder
 	n := len(f.ring.entries)
 	fmt.Fprintf(&b, traceHeaderFmt, n, uint64(n)+f.ring.overrun, f.cpus)
-	for _, e := range f.ring.entries {
-		b.WriteString(e.text)
+	for i := range f.ring.entries {
+		f.ring.entries[i].writeTo(&b, f.comms)
 	}
 	return b.String()
 }
@@ -166,7 +211,7 @@ func (f *FS) pipeRead(ctx context.Context, nonblock bool, closed func() bool) (s
 		f.sync()
 		f.mu.Lock()
 		if len(f.ring.entries) > 0 {
-			s := f.ring.take()
+			s := f.ring.take(f.comms)
 			f.mu.Unlock()
 			return s, nil
 		}

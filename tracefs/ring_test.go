@@ -238,3 +238,24 @@ func TestTraceSync(t *testing.T) {
 		t.Errorf("a hit from before tracing_on 0 was dropped:\n%s", got)
 	}
 }
+
+// TestRecordTaskLatestComm: the TASK-PID column of a RecordTask entry
+// shows the pid's command at its latest recorded event, when the trace is
+// read (the kernel's saved_cmdlines): what a shell's child did before it
+// exec'd cat reads as cat's. pid 0 is <idle>.
+func TestRecordTaskLatestComm(t *testing.T) {
+	f := New(nil, Options{PipeBlocks: false})
+	f.RecordTask(1, 42, "sh", []byte(" [000] ..... 1.000001: ev: (vfs_write+0x0/0x10)"))
+	f.RecordTask(2, 42, "cat", []byte(" [000] ..... 1.000002: ev: (vfs_read+0x0/0x10)\n"))
+	f.RecordTask(3, 0, "swapper/0", []byte(" [000] ..... 1.000003: ev: (vfs_read+0x0/0x10)"))
+	text := f.traceText()
+	for _, want := range []string{
+		"             cat-42      [000] ..... 1.000001: ev: (vfs_write+0x0/0x10)\n",
+		"             cat-42      [000] ..... 1.000002: ev: (vfs_read+0x0/0x10)\n",
+		"          <idle>-0       [000] ..... 1.000003: ev: (vfs_read+0x0/0x10)\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("trace lacks %q:\n%s", want, text)
+		}
+	}
+}

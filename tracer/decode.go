@@ -286,9 +286,19 @@ func (d *Decoder) appendValue(b []byte, r *Record, t *fetchargs.Type, off int) [
 // AppendContext appends the kernel's trace line context columns:
 // "%16s-%-7d [%03d] FLAGS %5lu.%06lu: ".
 func (d *Decoder) AppendContext(b []byte, r *Record) []byte {
-	comm := r.Comm
-	if len(comm) == 0 {
-		comm = []byte("<...>")
+	b = AppendTask(b, string(r.Comm), int(r.Pid()))
+	return d.AppendContextRest(b, r)
+}
+
+// AppendTask appends the "TASK-PID" column of a trace line as the kernel
+// prints it: the command right-aligned in 16 columns ("<idle>" for pid 0,
+// "<...>" when unknown), the pid left-aligned in 7.
+func AppendTask(b []byte, comm string, pid int) []byte {
+	switch {
+	case pid == 0:
+		comm = "<idle>"
+	case comm == "":
+		comm = "<...>"
 	}
 	for i := len(comm); i < 16; i++ {
 		b = append(b, ' ')
@@ -296,10 +306,16 @@ func (d *Decoder) AppendContext(b []byte, r *Record) []byte {
 	b = append(b, comm...)
 	b = append(b, '-')
 	n := len(b)
-	b = strconv.AppendInt(b, int64(r.Pid()), 10)
+	b = strconv.AppendInt(b, int64(pid), 10)
 	for i := len(b) - n; i < 7; i++ {
 		b = append(b, ' ')
 	}
+	return b
+}
+
+// AppendContextRest appends what follows the TASK-PID column: the CPU,
+// the latency flags and the timestamp.
+func (d *Decoder) AppendContextRest(b []byte, r *Record) []byte {
 	b = append(b, " ["...)
 	cpu := r.CPU
 	if cpu < 100 {
@@ -313,7 +329,7 @@ func (d *Decoder) AppendContext(b []byte, r *Record) []byte {
 	b = appendLatFmt(b, r)
 	b = append(b, ' ')
 	sec, usec := r.TS/1e9, (r.TS%1e9)/1e3
-	n = len(b)
+	n := len(b)
 	b = strconv.AppendUint(b, sec, 10)
 	if w := len(b) - n; w < 5 {
 		pad := []byte("     ")[:5-w]

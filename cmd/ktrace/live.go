@@ -28,8 +28,9 @@ const liveNote = "ktrace: probe backend: eBPF on the running kernel: enabled eve
 type liveBackend struct {
 	*tracefs.RegistryBackend
 	model *kernel.Model
-	// record receives each trace line (tracefs.FS.Record).
-	record func(ts uint64, line []byte) bool
+	// record receives each trace line without its TASK-PID column, which
+	// tracefs fills in when the trace is read (tracefs.FS.RecordTask).
+	record func(ts uint64, pid int, comm string, rest []byte) bool
 	// ignorePID drops the records of this process (0: none): the server of
 	// a mount plays the kernel, whose own work the kernel does not trace.
 	ignorePID uint32
@@ -282,9 +283,10 @@ func (b *liveBackend) pump(le *liveEvent) {
 		if b.ignorePID != 0 && r.Tgid() == b.ignorePID {
 			continue
 		}
-		buf = dec.AppendText(buf[:0], &r)
+		buf = dec.AppendContextRest(buf[:0], &r)
+		buf = dec.AppendBody(buf, &r)
 		if b.record != nil {
-			b.record(r.TS, buf)
+			b.record(r.TS, int(r.Pid()), string(r.Comm), buf)
 		}
 	}
 }
@@ -342,6 +344,6 @@ func (e *env) newTraceWorld(forMount bool) (w *world, note string, close func())
 		CPUs:       e.model.CPUs(),
 		PipeBlocks: true,
 	})
-	live.record = fsys.Record
+	live.record = fsys.RecordTask
 	return &world{reg: reg, fs: fsys}, liveNote, live.Close
 }
