@@ -205,7 +205,19 @@ func eventDir(name string) string {
 func (g *scriptGen) step() string {
 	var cmd string
 	name := sgNames[g.r.IntN(len(sgNames))]
-	switch g.r.IntN(16) {
+	switch g.r.IntN(21) {
+	case 16:
+		cmd = fmt.Sprintf("echo %s/*", eventDir(name))
+	case 17:
+		cmd = "wc -l < kprobe_profile"
+	case 18:
+		cmd = "echo > error_log; wc -l < error_log"
+	case 19:
+		f, l := g.def()
+		cmd = fmt.Sprintf("printf '%s\\n' > %s 2>&1; echo rc=$?", strings.ReplaceAll(l, "%", "%%"), f)
+	case 20:
+		cmd = fmt.Sprintf("cat %s/trigger 2>&1; echo rc=$?", eventDir(name))
+
 	case 0, 1, 2, 3:
 		f, l := g.def()
 		// printf: one write(2), and \n in l makes a multi-line write.
