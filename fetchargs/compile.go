@@ -152,6 +152,20 @@ func (e *emitter) mark(l string) {
 	e.label = l
 }
 
+// lookup emits bpf_map_lookup_elem(m, key) with the key at R10+key: R0
+// is then the value's address, or NULL.
+func (e *emitter) lookup(m asm.FDer, key int32) error {
+	if err := e.mapPtr(asm.R1, m); err != nil {
+		return err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, key),
+		asm.FnMapLookupElem.Call(),
+	)
+	return nil
+}
+
 func (e *emitter) mapPtr(r asm.Register, m asm.FDer) error {
 	if m == nil {
 		return fmt.Errorf("fetchargs: compile: missing map")
@@ -279,14 +293,11 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 // counter adds 1 to the probe's hits (field 0) or misses (field 8).
 func (e *emitter) counter(field int16) error {
 	e.emit(asm.StoreImm(asm.R10, stkKey, int64(e.p.Index), asm.Word))
-	if err := e.mapPtr(asm.R1, e.maps.Counters); err != nil {
+	if err := e.lookup(e.maps.Counters, stkKey); err != nil {
 		return err
 	}
 	skip := e.newLabel()
 	e.emit(
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stkKey),
-		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, skip),
 		asm.Mov.Imm(asm.R1, 1),
 		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
@@ -318,14 +329,11 @@ func (e *emitter) prologue() error {
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, stkKey, asm.R0, asm.Word),
 	)
-	if err := e.mapPtr(asm.R1, e.maps.Scratch); err != nil {
+	if err := e.lookup(e.maps.Scratch, stkKey); err != nil {
 		return err
 	}
 	ok := e.newLabel()
 	e.emit(
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stkKey),
-		asm.FnMapLookupElem.Call(),
 		asm.JNE.Imm(asm.R0, 0, ok),
 		asm.Mov.Imm(asm.R0, 0),
 		asm.Return(),
@@ -445,13 +453,10 @@ func (e *emitter) loadEntryData() error {
 	}
 	done := e.newLabel()
 	e.depthKey()
-	if err := e.mapPtr(asm.R1, e.maps.EntryDepth); err != nil {
+	if err := e.lookup(e.maps.EntryDepth, stkKeyA); err != nil {
 		return err
 	}
 	e.emit(
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stkKeyA),
-		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, done),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 		asm.JEq.Imm(asm.R1, 0, done),
@@ -463,13 +468,10 @@ func (e *emitter) loadEntryData() error {
 		asm.Or.Reg(asm.R1, asm.R2),
 		asm.StoreMem(asm.R10, stkKeyB+8, asm.R1, asm.DWord),
 	)
-	if err := e.mapPtr(asm.R1, e.maps.EntryData); err != nil {
+	if err := e.lookup(e.maps.EntryData, stkKeyB); err != nil {
 		return err
 	}
 	e.emit(
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stkKeyB),
-		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, done),
 	)
 	for i := 0; i < n; i++ {
@@ -885,14 +887,11 @@ func CompileEntry(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, stkKey, asm.R0, asm.Word),
 	)
-	if err := e.mapPtr(asm.R1, m.Scratch); err != nil {
+	if err := e.lookup(m.Scratch, stkKey); err != nil {
 		return nil, err
 	}
 	ok, out := e.newLabel(), e.newLabel()
 	e.emit(
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stkKey),
-		asm.FnMapLookupElem.Call(),
 		asm.JNE.Imm(asm.R0, 0, ok),
 		asm.Mov.Imm(asm.R0, 0),
 		asm.Return(),
@@ -913,13 +912,10 @@ func CompileEntry(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	// depth := ++EntryDepth[{pid_tgid, index}]
 	e.depthKey()
 	have := e.newLabel()
-	if err := e.mapPtr(asm.R1, m.EntryDepth); err != nil {
+	if err := e.lookup(m.EntryDepth, stkKeyA); err != nil {
 		return nil, err
 	}
 	e.emit(
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stkKeyA),
-		asm.FnMapLookupElem.Call(),
 		asm.JNE.Imm(asm.R0, 0, have),
 		zeroDWord(asm.R10, stkTmp),
 	)
@@ -934,13 +930,10 @@ func CompileEntry(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		asm.Mov.Imm(asm.R4, 0),
 		asm.FnMapUpdateElem.Call(),
 	)
-	if err := e.mapPtr(asm.R1, m.EntryDepth); err != nil {
+	if err := e.lookup(m.EntryDepth, stkKeyA); err != nil {
 		return nil, err
 	}
 	e.emit(
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, stkKeyA),
-		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, out),
 	)
 	e.mark(have)
