@@ -384,7 +384,8 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if err != nil {
 		return nil, 0, errno(err)
 	}
-	return newHandle(n.t, h, n.path)
+	fh, flags := newHandle(n.t, h, n.path)
+	return fh, flags, 0
 }
 
 // tracePipe is the path of the one file whose reads wait and consume.
@@ -393,13 +394,13 @@ const tracePipe = "/trace_pipe"
 // newHandle wraps an open tracefs file for the mount. trace_pipe is a
 // stream: no offsets, no seeking (FOPEN_STREAM, as the kernel's
 // nonseekable trace_pipe).
-func newHandle(t *tree, f *tracefs.File, p string) (*handle, uint32, syscall.Errno) {
+func newHandle(t *tree, f *tracefs.File, p string) (*handle, uint32) {
 	h := &handle{t: t, f: f, control: p == "/kprobe_events" || p == "/dynamic_events", pipe: p == tracePipe}
 	flags := uint32(fuse.FOPEN_DIRECT_IO)
 	if h.pipe {
 		flags |= fuse.FOPEN_STREAM | fuse.FOPEN_NONSEEKABLE
 	}
-	return h, flags, 0
+	return h, flags
 }
 
 // Create answers like tracefs: no file can be created in it.
@@ -426,7 +427,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	n.fill(fi, p, &out.Attr)
 	child := &node{t: n.t, path: p}
 	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
-	fh, flags, _ := newHandle(n.t, h, p)
+	fh, flags := newHandle(n.t, h, p)
 	return n.NewInode(ctx, child, st), fh, flags, 0
 }
 

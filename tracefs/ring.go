@@ -3,6 +3,7 @@ package tracefs
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -75,16 +76,33 @@ func (r *traceRing) take(comms map[int]string) string {
 // pid's latest command (comms).
 func (e *traceEntry) writeTo(b *strings.Builder, comms map[int]string) {
 	if e.task {
-		comm, ok := comms[e.pid]
-		switch {
-		case e.pid == 0:
-			comm = "<idle>"
-		case !ok || comm == "":
-			comm = "<...>"
-		}
-		fmt.Fprintf(b, "%16s-%-7d", comm, e.pid)
+		var col [32]byte
+		b.Write(AppendTask(col[:0], comms[e.pid], e.pid))
 	}
 	b.WriteString(e.text)
+}
+
+// AppendTask appends the "TASK-PID" column of a trace line as the kernel
+// prints it: the command right-aligned in 16 columns ("<idle>" for pid 0,
+// "<...>" when unknown), the pid left-aligned in 7.
+func AppendTask(b []byte, comm string, pid int) []byte {
+	switch {
+	case pid == 0:
+		comm = "<idle>"
+	case comm == "":
+		comm = "<...>"
+	}
+	for i := len(comm); i < 16; i++ {
+		b = append(b, ' ')
+	}
+	b = append(b, comm...)
+	b = append(b, '-')
+	n := len(b)
+	b = strconv.AppendInt(b, int64(pid), 10)
+	for i := len(b) - n; i < 7; i++ {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 // RecordTask is Record for a line given without its TASK-PID column
@@ -93,22 +111,7 @@ func (e *traceEntry) writeTo(b *strings.Builder, comms map[int]string) {
 // pid's latest recorded event: what a process did before an exec shows
 // under the command it exec'd, as on Linux.
 func (f *FS) RecordTask(ts uint64, pid int, comm string, rest []byte) bool {
-	text := string(rest)
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.tracingOn {
-		return false
-	}
-	if f.comms == nil {
-		f.comms = map[int]string{}
-	}
-	f.comms[pid] = comm
-	f.ring.add(traceEntry{ts: ts, text: text, pid: pid, task: true})
-	f.cond.Broadcast()
-	return true
+	return f.record(traceEntry{ts: ts, text: withNewline(rest), pid: pid, task: true}, comm)
 }
 
 // Record appends one event to the trace ring: ts orders entries from
@@ -116,16 +119,32 @@ func (f *FS) RecordTask(ts uint64, pid int, comm string, rest []byte) bool {
 // missing). While tracing_on is 0 nothing is recorded, as in the kernel; the
 // result says whether the entry was kept. Waiting trace_pipe readers wake.
 func (f *FS) Record(ts uint64, line []byte) bool {
-	text := string(line)
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
+	return f.record(traceEntry{ts: ts, text: withNewline(line)}, "")
+}
+
+func withNewline(b []byte) string {
+	s := string(b)
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
 	}
+	return s
+}
+
+// record adds e unless tracing is off; a task entry also saves its pid's
+// command.
+func (f *FS) record(e traceEntry, comm string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.tracingOn {
 		return false
 	}
-	f.ring.add(traceEntry{ts: ts, text: text})
+	if e.task {
+		if f.comms == nil {
+			f.comms = map[int]string{}
+		}
+		f.comms[e.pid] = comm
+	}
+	f.ring.add(e)
 	f.cond.Broadcast()
 	return true
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
 	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
 // Record is one decoded ring buffer record: ktrace's header and the
@@ -286,31 +287,8 @@ func (d *Decoder) appendValue(b []byte, r *Record, t *fetchargs.Type, off int) [
 // AppendContext appends the kernel's trace line context columns:
 // "%16s-%-7d [%03d] FLAGS %5lu.%06lu: ".
 func (d *Decoder) AppendContext(b []byte, r *Record) []byte {
-	b = AppendTask(b, string(r.Comm), int(r.Pid()))
+	b = tracefs.AppendTask(b, string(r.Comm), int(r.Pid()))
 	return d.AppendContextRest(b, r)
-}
-
-// AppendTask appends the "TASK-PID" column of a trace line as the kernel
-// prints it: the command right-aligned in 16 columns ("<idle>" for pid 0,
-// "<...>" when unknown), the pid left-aligned in 7.
-func AppendTask(b []byte, comm string, pid int) []byte {
-	switch {
-	case pid == 0:
-		comm = "<idle>"
-	case comm == "":
-		comm = "<...>"
-	}
-	for i := len(comm); i < 16; i++ {
-		b = append(b, ' ')
-	}
-	b = append(b, comm...)
-	b = append(b, '-')
-	n := len(b)
-	b = strconv.AppendInt(b, int64(pid), 10)
-	for i := len(b) - n; i < 7; i++ {
-		b = append(b, ' ')
-	}
-	return b
 }
 
 // AppendContextRest appends what follows the TASK-PID column: the CPU,
