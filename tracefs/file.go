@@ -108,7 +108,7 @@ func (h *File) Name() string { return h.path }
 
 // Stat describes the open file.
 func (h *File) Stat() (fs.FileInfo, error) {
-	return fileInfo{name: h.n.base, mode: h.n.mode, mtime: h.fs.created}, nil
+	return h.fs.info(h.n.base, h.n.kind, h.n.mode), nil
 }
 
 // Read reads the file's content. A trace_pipe read consumes the ring's

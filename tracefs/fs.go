@@ -9,6 +9,13 @@
 // Read/Write/Close, errors as syscall.Errno) so the same FS can back ktrace's
 // shell, its CLI and a FUSE mount. An FS is safe for concurrent use.
 //
+// Files and directories have the modes of the model's release (events/
+// directories are drwxr-x--- on 6.1 and drwxr-xr-x on 6.12), owned by
+// Options.Root where the kernel shows root, and follow tracefs's mount
+// options uid=, gid= and mode= (Options.Mount). The FS itself checks no
+// permissions: its user is root; a front end that serves other users
+// (package fusefs) enforces the modes.
+//
 // A backend that attaches real probes feeds the trace ring through
 // FS.Record: trace shows the entries under the kernel's header, trace_pipe
 // consumes them, a truncating open of trace clears them and tracing_on 0
@@ -43,6 +50,11 @@ type Options struct {
 	// while some event is enabled: set it when the backend records through
 	// Record. Without it trace_pipe reads end when the ring is empty.
 	PipeBlocks bool
+	// Root is who the tree shows where the kernel shows root (uid 0, gid
+	// 0): the user of `ktrace sh`, the user who mounts. Zero is root.
+	Root Owner
+	// Mount holds tracefs's mount options uid=, gid= and mode=.
+	Mount MountOptions
 }
 
 // FS is one emulated tracefs instance.
@@ -54,6 +66,12 @@ type FS struct {
 	created time.Time
 	// pipeBlocks is Options.PipeBlocks.
 	pipeBlocks bool
+	// perms are the release's permissions, root and mount the owner and
+	// mount options, rootPerm the root directory's permission.
+	perms    releasePerms
+	root     Owner
+	mount    MountOptions
+	rootPerm fs.FileMode
 
 	mu        sync.Mutex
 	errlog    []logRecord
@@ -91,6 +109,14 @@ func New(b Backend, opts Options) *FS {
 		filters:   map[eventKey]string{},
 
 		pipeBlocks: opts.PipeBlocks,
+		root:       opts.Root,
+		mount:      opts.Mount,
+		rootPerm:   DefaultRootMode,
+	}
+	f.perms = permsFor[f.texts.name]
+	if opts.Mount.Mode != nil {
+		// As tracefs_parse_param: the mode is masked with S_IALLUGO.
+		f.rootPerm = unixPerm(*opts.Mount.Mode & 0o7777)
 	}
 	f.cond = sync.NewCond(&f.mu)
 	if f.cpus <= 0 {
@@ -136,7 +162,8 @@ const (
 )
 
 // entry is a static directory entry: its name, kind and permission bits
-// (tracefs's TRACE_MODE_READ 0440 and TRACE_MODE_WRITE 0640).
+// (tracefs's TRACE_MODE_READ 0440 and TRACE_MODE_WRITE 0640); a directory
+// has fs.ModeDir alone here and takes its permission from dirMode.
 type entry struct {
 	name string
 	kind nodeKind
@@ -144,35 +171,35 @@ type entry struct {
 }
 
 var rootEntries = []entry{
-	{"README", nReadme, 0o440},
-	{"dynamic_events", nDynamicEvents, 0o640},
-	{"error_log", nErrorLog, 0o640},
-	{"events", nEvents, fs.ModeDir | 0o755},
-	{"kprobe_events", nKprobeEvents, 0o640},
-	{"kprobe_profile", nKprobeProfile, 0o440},
-	{"trace", nTrace, 0o640},
-	{"trace_pipe", nTracePipe, 0o440},
-	{"tracing_on", nTracingOn, 0o640},
+	{"README", nReadme, modeRead},
+	{"dynamic_events", nDynamicEvents, modeWrite},
+	{"error_log", nErrorLog, modeWrite},
+	{"events", nEvents, fs.ModeDir},
+	{"kprobe_events", nKprobeEvents, modeWrite},
+	{"kprobe_profile", nKprobeProfile, modeRead},
+	{"trace", nTrace, modeWrite},
+	{"trace_pipe", nTracePipe, modeRead},
+	{"tracing_on", nTracingOn, modeWrite},
 }
 
 var eventsEntries = []entry{
-	{"enable", nEventsEnable, 0o640},
-	{"header_event", nHeaderEvent, 0o440},
-	{"header_page", nHeaderPage, 0o440},
+	{"enable", nEventsEnable, modeWrite},
+	{"header_event", nHeaderEvent, modeRead},
+	{"header_page", nHeaderPage, modeRead},
 }
 
 var groupEntries = []entry{
-	{"enable", nGroupEnable, 0o640},
-	{"filter", nGroupFilter, 0o640},
+	{"enable", nGroupEnable, modeWrite},
+	{"filter", nGroupFilter, modeWrite},
 }
 
 var eventEntries = []entry{
-	{"enable", nEvEnable, 0o640},
-	{"filter", nEvFilter, 0o640},
-	{"format", nEvFormat, 0o440},
-	{"hist", nEvHist, 0o440},
-	{"id", nEvID, 0o440},
-	{"trigger", nEvTrigger, 0o640},
+	{"enable", nEvEnable, modeWrite},
+	{"filter", nEvFilter, modeWrite},
+	{"format", nEvFormat, modeRead},
+	{"hist", nEvHist, modeRead},
+	{"id", nEvID, modeRead},
+	{"trigger", nEvTrigger, modeWrite},
 }
 
 // node is a resolved path.
@@ -209,7 +236,7 @@ func lookup(list []entry, name string) (entry, bool) {
 func (f *FS) resolve(p string) (node, error) {
 	parts := clean(p)
 	if len(parts) == 0 {
-		return node{kind: nRoot, mode: fs.ModeDir | 0o700, base: "."}, nil
+		return node{kind: nRoot, mode: f.dirMode(nRoot), base: "."}, nil
 	}
 	e, ok := lookup(rootEntries, parts[0])
 	if !ok {
@@ -222,7 +249,7 @@ func (f *FS) resolve(p string) (node, error) {
 		return node{kind: e.kind, mode: e.mode, base: e.name}, nil
 	}
 	if len(parts) == 1 {
-		return node{kind: nEvents, mode: e.mode, base: e.name}, nil
+		return node{kind: nEvents, mode: f.dirMode(nEvents), base: e.name}, nil
 	}
 	if e, ok := lookup(eventsEntries, parts[1]); ok {
 		if len(parts) > 2 {
@@ -236,7 +263,7 @@ func (f *FS) resolve(p string) (node, error) {
 		return node{}, syscall.ENOENT
 	}
 	if len(parts) == 2 {
-		return node{kind: nGroup, mode: fs.ModeDir | 0o755, base: group, group: group}, nil
+		return node{kind: nGroup, mode: f.dirMode(nGroup), base: group, group: group}, nil
 	}
 	if e, ok := lookup(groupEntries, parts[2]); ok {
 		if len(parts) > 3 {
@@ -248,7 +275,7 @@ func (f *FS) resolve(p string) (node, error) {
 		return node{}, syscall.ENOENT
 	}
 	if len(parts) == 3 {
-		return node{kind: nEvent, mode: fs.ModeDir | 0o755, base: parts[2], group: group, event: parts[2]}, nil
+		return node{kind: nEvent, mode: f.dirMode(nEvent), base: parts[2], group: group, event: parts[2]}, nil
 	}
 	e, ok = lookup(eventEntries, parts[3])
 	if !ok {
@@ -279,11 +306,12 @@ func findEvent(evs []EventInfo, group, name string) (EventInfo, bool) {
 }
 
 // fileInfo implements fs.FileInfo for tracefs nodes. Like tracefs, every
-// file reports size 0.
+// file reports size 0. Sys() is the file's Owner.
 type fileInfo struct {
 	name  string
 	mode  fs.FileMode
 	mtime time.Time
+	owner Owner
 }
 
 func (i fileInfo) Name() string       { return i.name }
@@ -291,7 +319,15 @@ func (i fileInfo) Size() int64        { return 0 }
 func (i fileInfo) Mode() fs.FileMode  { return i.mode }
 func (i fileInfo) ModTime() time.Time { return i.mtime }
 func (i fileInfo) IsDir() bool        { return i.mode.IsDir() }
-func (i fileInfo) Sys() any           { return nil }
+func (i fileInfo) Sys() any           { return i.owner }
+
+// info describes a node.
+func (f *FS) info(name string, k nodeKind, mode fs.FileMode) fileInfo {
+	if mode.IsDir() {
+		mode = f.dirMode(k)
+	}
+	return fileInfo{name: name, mode: mode, mtime: f.created, owner: f.owner(k)}
+}
 
 func pathErr(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
@@ -304,7 +340,7 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, pathErr("stat", name, err)
 	}
-	return fileInfo{name: n.base, mode: n.mode, mtime: f.created}, nil
+	return f.info(n.base, n.kind, n.mode), nil
 }
 
 // ReadDir lists a directory sorted by name. Errors are *fs.PathError
@@ -317,7 +353,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	var list []fileInfo
 	add := func(es []entry) {
 		for _, e := range es {
-			list = append(list, fileInfo{name: e.name, mode: e.mode, mtime: f.created})
+			list = append(list, f.info(e.name, e.kind, e.mode))
 		}
 	}
 	switch n.kind {
@@ -329,14 +365,14 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 		for _, e := range f.b.Events() {
 			if !seen[e.Group] {
 				seen[e.Group] = true
-				list = append(list, fileInfo{name: e.Group, mode: fs.ModeDir | 0o755, mtime: f.created})
+				list = append(list, f.info(e.Group, nGroup, fs.ModeDir))
 			}
 		}
 	case nGroup:
 		add(groupEntries)
 		for _, e := range f.b.Events() {
 			if e.Group == n.group {
-				list = append(list, fileInfo{name: e.Name, mode: fs.ModeDir | 0o755, mtime: f.created})
+				list = append(list, f.info(e.Name, nEvent, fs.ModeDir))
 			}
 		}
 	case nEvent:
