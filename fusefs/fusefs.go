@@ -30,12 +30,27 @@
 //     handle is flushed (close(2) then reports its error). Smaller requests
 //     are exactly one write(2) each and are executed as the kernel would.
 //
-// File sizes: tracefs reports size 0 for every file, and readers use read(2)
-// until end of file. Over FUSE, sendfile(2) and splice(2) (busybox cat uses
-// sendfile) go through the page cache, which stops at the inode size and
-// would find nothing; so a file's size on the mount is the length of its
-// content at the time of the stat. `test -s FILE` is therefore true for a
-// non-empty file here, where on tracefs it is always false.
+// Permissions: every file and directory has the mode, owner and group the
+// tracefs tree gives it (the kernel's modes, the mounting user where the
+// kernel shows root, tracefs's uid=, gid= and mode= options), and the mount
+// uses default_permissions, so the kernel's VFS checks them on every
+// access, as it does on tracefs: with allow_other, other users get what the
+// modes grant them (on a mount without options, nothing: the root
+// directory is drwx------). Without allow_other FUSE itself lets only the
+// mounting user in.
+//
+// File sizes: tracefs reports size 0 for every file, and so does the mount
+// for directories. Regular files are the exception, because common readers
+// would break otherwise: Linux's FUSE client serves sendfile(2) and
+// splice(2) from the page cache even for a file opened with
+// FOPEN_DIRECT_IO, and stops at the inode size without asking the server.
+// busybox cat (sendfile first) and Python's shutil.copyfile then read
+// nothing from a file of size 0 (measured on Linux 6.18), where on tracefs
+// they get its text. So a regular file's size on the mount is the length
+// of its content at the time of the stat (the page-cache read then gets
+// all of it), and `test -s FILE` is true for a non-empty file here, where
+// on tracefs it is always false. trace_pipe, whose reads consume, has one
+// page instead: see streamGuard.
 //
 // trace_pipe is a stream (FOPEN_STREAM): a read(2) of it is one consuming
 // read that waits, as on the kernel's tracefs, while events are enabled and
@@ -87,15 +102,11 @@ const splitMin = MaxWrite - pageSize
 
 // Options configures a mount.
 type Options struct {
-	// AllowOther lets users other than the owner use the mount (the FUSE
-	// allow_other option, which needs root or user_allow_other in
-	// /etc/fuse.conf) and gives group and others the owner's permission
-	// bits. Without it only the owner can reach the files and every mode
-	// has its group and other bits cleared.
+	// AllowOther lets users other than the mounting user reach the mount
+	// (the FUSE allow_other option, which needs root or user_allow_other
+	// in /etc/fuse.conf). What they can do there is what the tree's modes
+	// and owners grant them; see Permissions in the package comment.
 	AllowOther bool
-	// UID and GID own every file; both zero means the calling process's
-	// effective ids.
-	UID, GID uint32
 	// FsName is the source shown in /proc/mounts; default "ktrace".
 	FsName string
 	// Debug logs every FUSE request on stderr.
@@ -117,9 +128,6 @@ func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
 	if fsys == nil {
 		return nil, errors.New("fusefs: nil tracefs")
 	}
-	if opts.UID == 0 && opts.GID == 0 {
-		opts.UID, opts.GID = uint32(os.Geteuid()), uint32(os.Getegid())
-	}
 	if opts.FsName == "" {
 		opts.FsName = "ktrace"
 	}
@@ -128,7 +136,7 @@ func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
 	fo := &gofs.Options{
 		MountOptions: fuse.MountOptions{
 			AllowOther: opts.AllowOther,
-			// The kernel checks the modes (group and other bits included).
+			// The kernel checks the modes and owners, as on tracefs.
 			Options:       []string{"default_permissions"},
 			FsName:        opts.FsName,
 			Name:          "ktrace",
@@ -140,8 +148,6 @@ func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
 		EntryTimeout:    &zero,
 		AttrTimeout:     &zero,
 		NegativeTimeout: &zero,
-		UID:             opts.UID,
-		GID:             opts.GID,
 	}
 	raw := &streamGuard{RawFileSystem: gofs.NewNodeFS(root, fo), streams: map[uint64]bool{}}
 	srv, err := fuse.NewServer(raw, dir, &fo.MountOptions)
@@ -238,20 +244,22 @@ func (t *tree) ino(p string) uint64 {
 	return n
 }
 
-// mode turns a tracefs mode into the mount's: owner-only by default, the
-// owner's bits for everyone with AllowOther.
-func (t *tree) mode(m fs.FileMode) uint32 {
-	perm := uint32(m.Perm())
-	owner := perm & 0o700
-	if t.opts.AllowOther {
-		perm = owner | owner>>3 | owner>>6
-	} else {
-		perm = owner
+// unixMode turns a tracefs mode into st_mode.
+func unixMode(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= syscall.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= syscall.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= syscall.S_ISVTX
 	}
 	if m.IsDir() {
-		return syscall.S_IFDIR | perm
+		return syscall.S_IFDIR | u
 	}
-	return syscall.S_IFREG | perm
+	return syscall.S_IFREG | u
 }
 
 // node is one path of the tracefs tree. Nodes hold no state of their own:
@@ -287,7 +295,7 @@ func errno(err error) syscall.Errno {
 
 func (n *node) fill(fi fs.FileInfo, p string, a *fuse.Attr) {
 	a.Ino = n.t.ino(p)
-	a.Mode = n.t.mode(fi.Mode())
+	a.Mode = unixMode(fi.Mode())
 	a.Size = 0
 	if p == tracePipe {
 		// Non-zero, so that sendfile(2) asks and falls back to read(2):
@@ -295,8 +303,9 @@ func (n *node) fill(fi fs.FileInfo, p string, a *fuse.Attr) {
 		a.Size = pageSize
 	}
 	if !fi.IsDir() && p != tracePipe {
-		// See "File sizes" in the package comment. Reading trace_pipe
-		// would consume it.
+		// The content's length, for sendfile(2) and splice(2): see "File
+		// sizes" in the package comment. Reading trace_pipe would
+		// consume it.
 		if b, err := n.t.fs.ReadFile(p); err == nil {
 			a.Size = uint64(len(b))
 		}
@@ -305,7 +314,9 @@ func (n *node) fill(fi fs.FileInfo, p string, a *fuse.Attr) {
 	if fi.IsDir() {
 		a.Nlink = 2
 	}
-	a.Uid, a.Gid = n.t.opts.UID, n.t.opts.GID
+	if o, ok := fi.Sys().(tracefs.Owner); ok {
+		a.Uid, a.Gid = o.UID, o.GID
+	}
 	a.SetTimes(nil, ptr(fi.ModTime()), ptr(fi.ModTime()))
 }
 

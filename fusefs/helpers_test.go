@@ -65,11 +65,18 @@ type world struct {
 }
 
 func newWorld(t testing.TB, name string) *world {
+	return newWorldOpts(t, name, tracefs.Options{})
+}
+
+// newWorldOpts is newWorld with opts (its release and CPU count are the
+// model's).
+func newWorldOpts(t testing.TB, name string, opts tracefs.Options) *world {
 	m := model(t, name)
 	major, minor, _ := m.KernelVersion()
 	d := grammar.DialectFor(major, minor)
 	reg := events.NewRegistry(m, d)
-	return &world{reg: reg, fs: tracefs.New(tracefs.NewRegistryBackend(reg), tracefs.Options{Major: d.Major, Minor: d.Minor, CPUs: m.CPUs()})}
+	opts.Major, opts.Minor, opts.CPUs = d.Major, d.Minor, m.CPUs()
+	return &world{reg: reg, fs: tracefs.New(tracefs.NewRegistryBackend(reg), opts)}
 }
 
 // requireFUSE skips the test when this process cannot mount FUSE

@@ -335,11 +335,11 @@ func TestConcurrentEnableRemove(t *testing.T) {
 	}
 }
 
-// startMount runs `ktrace mount DIR` as its own process and waits until the
-// mount serves files.
-func startMount(t *testing.T, bin, kdir, dir string) (*exec.Cmd, *syncBuffer) {
+// startMount runs `ktrace mount [FLAGS] DIR` as its own process and waits
+// until the mount serves files.
+func startMount(t *testing.T, bin, kdir, dir string, flags ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "--kernel", kdir, "mount", dir)
+	cmd := exec.Command(bin, append(append([]string{"--kernel", kdir, "mount"}, flags...), dir)...)
 	cmd.Dir = "/"
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -433,45 +433,6 @@ func TestMountSignals(t *testing.T) {
 			t.Errorf("kprobe_events of the new mount = %q, %v; want empty", b, err)
 		}
 	})
-}
-
-// TestPermissions: without AllowOther every mode is owner-only and other
-// users are refused by FUSE itself; with it, the owner's bits are
-// everyone's.
-func TestPermissions(t *testing.T) {
-	requireFUSE(t)
-	for _, c := range []struct {
-		allow bool
-		want  map[string]os.FileMode
-	}{
-		{false, map[string]os.FileMode{".": os.ModeDir | 0o700, "kprobe_events": 0o600, "README": 0o400, "events": os.ModeDir | 0o700}},
-		{true, map[string]os.FileMode{".": os.ModeDir | 0o777, "kprobe_events": 0o666, "README": 0o444, "events": os.ModeDir | 0o777}},
-	} {
-		mnt, _ := mountWorld(t, newWorld(t, "6.12"), fusefs.Options{AllowOther: c.allow})
-		for name, want := range c.want {
-			fi, err := os.Stat(filepath.Join(mnt, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fi.Mode() != want {
-				t.Errorf("allow-other=%v: %s mode %v, want %v", c.allow, name, fi.Mode(), want)
-			}
-		}
-		// Another user: refused without allow_other, let in with it. The
-		// test's temporary directory is root's alone; open the way.
-		if err := os.Chmod(filepath.Dir(mnt), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := inDir("/", "/bin/sh", "-c", `ls "$0" >/dev/null`, mnt)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		err := cmd.Run()
-		if c.allow && err != nil {
-			t.Errorf("allow-other: nobody cannot list the mount: %v", err)
-		}
-		if !c.allow && err == nil {
-			t.Errorf("owner-only: nobody listed the mount")
-		}
-	}
 }
 
 // TestBigWriteLikeKernel repeats a VM transcript (6.12, `dd bs=1M` into

@@ -62,14 +62,35 @@ type world struct {
 	fs  *tracefs.FS
 }
 
-func (e *env) newWorld() *world {
+func (e *env) newWorld() *world { return e.newWorldFor(nil) }
+
+// newWorldFor is newWorld with a mount's ownership (nil: root's tree, as
+// `ktrace sh` and the other verbs show it).
+func (e *env) newWorldFor(acc *mountAccess) *world {
 	reg := events.NewRegistry(e.model, e.dialect)
-	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), tracefs.Options{
-		Major: e.dialect.Major,
-		Minor: e.dialect.Minor,
-		CPUs:  e.model.CPUs(),
-	})
+	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), e.tracefsOptions(false, acc))
 	return &world{reg: reg, fs: fsys}
+}
+
+// mountAccess is the ownership of a mount's tree: the mounting user in
+// root's place, and tracefs's mount options uid=, gid= and mode=.
+type mountAccess struct {
+	root tracefs.Owner
+	opts tracefs.MountOptions
+}
+
+// tracefsOptions are the tracefs options of the model's release.
+func (e *env) tracefsOptions(pipeBlocks bool, acc *mountAccess) tracefs.Options {
+	o := tracefs.Options{
+		Major:      e.dialect.Major,
+		Minor:      e.dialect.Minor,
+		CPUs:       e.model.CPUs(),
+		PipeBlocks: pipeBlocks,
+	}
+	if acc != nil {
+		o.Root, o.Mount = acc.root, acc.opts
+	}
+	return o
 }
 
 // writeResult is the outcome of one write(2) to a control file.

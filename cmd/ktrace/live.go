@@ -323,27 +323,23 @@ func (b *liveBackend) Close() {
 	}
 }
 
-// newTraceWorld is the world of `ktrace sh` and `ktrace mount`: over the
-// live backend when probes can attach to the running kernel, else over the
-// emulation alone. note is the one stderr line naming the backend; close
-// detaches whatever is still attached. For a mount (forMount) the server's
-// own hits are dropped: its reads of the probed functions would otherwise
-// feed the ring while it serves them.
-func (e *env) newTraceWorld(forMount bool) (w *world, note string, close func()) {
+// newTraceWorld is the world of `ktrace sh` (mount nil) and `ktrace mount`
+// (mount: the mount's ownership): over the live backend when probes can
+// attach to the running kernel, else over the emulation alone. note is the
+// one stderr line naming the backend, live whether it is the live one;
+// close detaches whatever is still attached. For a mount the server's own
+// hits are dropped: its reads of the probed functions would otherwise feed
+// the ring while it serves them.
+func (e *env) newTraceWorld(mount *mountAccess) (w *world, note string, live bool, close func()) {
 	if !liveAvailable(e.model) {
-		return e.newWorld(), backendNote, func() {}
+		return e.newWorldFor(mount), backendNote, false, func() {}
 	}
 	reg := events.NewRegistry(e.model, e.dialect)
-	live := newLiveBackend(reg, e.model, os.Stderr)
-	if forMount {
-		live.ignorePID = uint32(os.Getpid())
+	lb := newLiveBackend(reg, e.model, os.Stderr)
+	if mount != nil {
+		lb.ignorePID = uint32(os.Getpid())
 	}
-	fsys := tracefs.New(live, tracefs.Options{
-		Major:      e.dialect.Major,
-		Minor:      e.dialect.Minor,
-		CPUs:       e.model.CPUs(),
-		PipeBlocks: true,
-	})
-	live.record = fsys.RecordTask
-	return &world{reg: reg, fs: fsys}, liveNote, live.Close
+	fsys := tracefs.New(lb, e.tracefsOptions(true, mount))
+	lb.record = fsys.RecordTask
+	return &world{reg: reg, fs: fsys}, liveNote, true, lb.Close
 }

@@ -38,7 +38,7 @@ func TestTraceWorldEmulated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, note, closeWorld := e.newTraceWorld(false)
+	w, note, _, closeWorld := e.newTraceWorld(nil)
 	defer closeWorld()
 	if note != backendNote {
 		t.Errorf("note = %q, want %q", note, backendNote)

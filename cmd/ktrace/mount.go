@@ -6,18 +6,22 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fusefs"
+	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
 )
 
 func newMountCmd(g *globals) *cobra.Command {
 	var allowOther, debug, daemon bool
+	var uidFlag, gidFlag, modeFlag string
 	cmd := &cobra.Command{
 		Use:   "mount DIR",
 		Short: "Mount the emulated tracefs on DIR with FUSE",
@@ -36,9 +40,20 @@ exits; 'kill PID' unmounts. A mount left behind by a killed
 ktrace (every access fails with "Transport endpoint is not connected") is
 cleared by the next 'ktrace mount DIR'.
 
-Only the invoking user can use the mount and every file is owner-only;
---allow-other lets every user in (FUSE allow_other: root, or
-user_allow_other in /etc/fuse.conf) with the owner's permission bits.
+Files and directories have the kernel's tracefs modes (the root directory
+drwx------, kprobe_events and the other control files -rw-r-----, README
+and format files -r--r-----, ...), with the invoking user where tracefs
+shows root, and the kernel checks them on every access. --uid, --gid and
+--mode are tracefs's mount options uid=, gid= and mode=: --uid owns the
+root directory (and, on a 6.12 model, every file), --gid is every file's
+group, --mode the root directory's permission bits (octal; default 0700).
+Only the invoking user can reach the mount unless --allow-other (FUSE
+allow_other: root, or user_allow_other in /etc/fuse.conf) lets others in,
+and then they get only what those modes grant: nothing without --gid and
+--mode; with --gid G --mode 0750 the group reads README, kprobe_events,
+trace and trace_pipe but cannot define probes, enable events or set
+filters. On a live mount (below) that is access to the running kernel's
+probes: widen it only for users you would give root's tracefs.
 
 As root on the running kernel with kprobes and BPF, enabling an event
 attaches it with eBPF and its hits fill trace and trace_pipe and count in
@@ -50,10 +65,15 @@ is no probe backend: events are emulated, hits stay 0, trace shows its
 header only and reads of trace_pipe end at once.`,
 		Example: `  mkdir -p /tmp/tracing && ktrace mount /tmp/tracing &
   echo 'p:myev do_sys_openat2 $arg1' >> /tmp/tracing/kprobe_events
-  cat /tmp/tracing/events/kprobes/myev/format`,
+  cat /tmp/tracing/events/kprobes/myev/format
+  sudo ktrace mount --daemon --allow-other --gid tracing --mode 0750 /tmp/tracing`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
+			acc, err := parseMountAccess(cmd, uidFlag, gidFlag, modeFlag)
+			if err != nil {
+				return err
+			}
 			if daemon && os.Getenv(daemonEnv) != "1" {
 				return startDaemon(cmd, dir)
 			}
@@ -67,7 +87,7 @@ header only and reads of trace_pipe end at once.`,
 			} else if stale {
 				fmt.Fprintf(stderr, "ktrace: cleared a dead mount on %s\n", dir)
 			}
-			w, note, closeWorld := e.newTraceWorld(true)
+			w, note, live, closeWorld := e.newTraceWorld(acc)
 			defer closeWorld()
 			// Catch the signals before mounting so none is lost in between.
 			sigs := make(chan os.Signal, 1)
@@ -82,6 +102,14 @@ header only and reads of trace_pipe end at once.`,
 				return failf(code, "mount: %w", err)
 			}
 			fmt.Fprintln(stderr, note)
+			if acc.grantsOthers() {
+				switch {
+				case !allowOther:
+					fmt.Fprintln(stderr, "ktrace: note: without --allow-other only the invoking user can reach the mount; --uid and --mode grant others nothing")
+				case live:
+					fmt.Fprintln(stderr, "ktrace: warning: this mount attaches probes to the running kernel; the users --uid and --mode let in read what they record (trace, trace_pipe), and --uid's user defines and enables probes")
+				}
+			}
 			fmt.Fprintf(stderr, "ktrace: tracefs (%s) mounted on %s; SIGINT or SIGTERM unmounts\n", e.dialect.Name, dir)
 			done := make(chan struct{})
 			go func() { srv.Wait(); close(done) }()
@@ -107,10 +135,81 @@ header only and reads of trace_pipe end at once.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&allowOther, "allow-other", false, "let every user use the mount, with the owner's permissions")
+	cmd.Flags().BoolVar(&allowOther, "allow-other", false, "let other users reach the mount (they get what the tracefs modes grant them)")
+	cmd.Flags().StringVar(&uidFlag, "uid", "", "owner of the root directory (of every file on 6.12), as tracefs's uid=: a uid or user name")
+	cmd.Flags().StringVar(&gidFlag, "gid", "", "group of every file, as tracefs's gid=: a gid or group name")
+	cmd.Flags().StringVar(&modeFlag, "mode", "", "permission bits of the root directory, as tracefs's mode= (octal, default 0700)")
 	cmd.Flags().BoolVar(&debug, "debug", false, "log every FUSE request on stderr")
 	cmd.Flags().BoolVar(&daemon, "daemon", false, "run in the background; print the pid once DIR is mounted")
 	return cmd
+}
+
+// parseMountAccess reads --uid, --gid and --mode. The invoking user stands
+// in for root.
+func parseMountAccess(cmd *cobra.Command, uid, gid, mode string) (*mountAccess, error) {
+	acc := &mountAccess{root: tracefs.Owner{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}}
+	fl := cmd.Flags()
+	if fl.Changed("uid") {
+		v, err := lookupID(uid, func(name string) (string, error) {
+			u, err := user.Lookup(name)
+			if err != nil {
+				return "", err
+			}
+			return u.Uid, nil
+		})
+		if err != nil {
+			return nil, failf(exitUsage, "mount: --uid %s: %w", uid, err)
+		}
+		acc.opts.UID = &v
+	}
+	if fl.Changed("gid") {
+		v, err := lookupID(gid, func(name string) (string, error) {
+			g, err := user.LookupGroup(name)
+			if err != nil {
+				return "", err
+			}
+			return g.Gid, nil
+		})
+		if err != nil {
+			return nil, failf(exitUsage, "mount: --gid %s: %w", gid, err)
+		}
+		acc.opts.GID = &v
+	}
+	if fl.Changed("mode") {
+		v, err := strconv.ParseUint(mode, 8, 32)
+		if err != nil || v > 0o7777 {
+			return nil, failf(exitUsage, "mount: --mode %s: not an octal mode of at most 07777", mode)
+		}
+		m := uint32(v)
+		acc.opts.Mode = &m
+	}
+	return acc, nil
+}
+
+// lookupID parses a numeric id or looks a name up. (uid_t)-1 is no id.
+func lookupID(s string, lookup func(string) (string, error)) (uint32, error) {
+	if s == "" {
+		return 0, errors.New("empty")
+	}
+	if s[0] < '0' || s[0] > '9' {
+		id, err := lookup(s)
+		if err != nil {
+			return 0, err
+		}
+		s = id
+	}
+	v, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || v == 1<<32-1 {
+		return 0, fmt.Errorf("not an id or a known name")
+	}
+	return uint32(v), nil
+}
+
+// grantsOthers reports whether the options give a user other than the
+// invoking one access: another owner, or group or other bits on the root
+// directory.
+func (a *mountAccess) grantsOthers() bool {
+	return (a.opts.UID != nil && *a.opts.UID != a.root.UID) || (a.opts.Mode != nil && *a.opts.Mode&0o077 != 0)
 }
 
 // detachAll disables (through the backend, which detaches attached

@@ -88,7 +88,7 @@ line with a "$ " prompt on stderr.`,
 					if err != nil {
 						return err
 					}
-					w, note, closeWorld := e.newTraceWorld(false)
+					w, note, _, closeWorld := e.newTraceWorld(nil)
 					defer closeWorld()
 					fmt.Fprintln(cmd.ErrOrStderr(), note)
 					status, err := runInteractive(cmd.Context(), w.fs, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -111,7 +111,7 @@ line with a "$ " prompt on stderr.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			w, note, closeWorld := e.newTraceWorld(false)
+			w, note, _, closeWorld := e.newTraceWorld(nil)
 			defer closeWorld()
 			fmt.Fprintln(stderr, note)
 			status, err := runShell(cmd.Context(), w.fs, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
