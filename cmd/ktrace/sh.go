@@ -360,9 +360,18 @@ func (s *shell) access(ctx context.Context, name string, mode interp.AccessMode)
 	hc := interp.HandlerCtx(ctx)
 	abs := absIn(hc.Dir, name)
 	if rel, ok := emulated(abs); ok {
-		// ktrace's tracefs user is root: existing files are accessible.
-		_, err := s.fs.Stat(rel)
-		return err
+		fi, err := s.fs.Stat(rel)
+		if err != nil {
+			return err
+		}
+		// The shell's user is the emulated tracefs's root, whom
+		// generic_permission lets read and write anything, search every
+		// directory, and execute a file only when it has an execute bit
+		// (tracefs files have none).
+		if mode&interp.AccessExec != 0 && !fi.IsDir() && fi.Mode()&0o111 == 0 {
+			return &fs.PathError{Op: "access", Path: name, Err: syscall.EACCES}
+		}
+		return nil
 	}
 	if isMountAncestor(abs) {
 		return nil
