@@ -59,12 +59,30 @@ echo > kprobe_events
 // hit while still running and ends when the event is disabled; a signal
 // ends a waiting reader; SIGTERM to the mount ends a waiting reader and
 // the mount. A watchdog powers the guest off should a reader hang.
+//
+// The mount lets other users in (--allow-other) with group tusers reading
+// (--gid 1000 --mode 0750): tuser, in the group, reads kprobe_events and
+// trace but cannot add a probe, enable or disable the event or set its
+// filter (EACCES); other, outside the group, cannot even list the mount.
 const mountScript = `if grep -q fuse /proc/filesystems; then
 (sleep 120; echo @@WATCHDOG; poweroff -f) &
 mkdir -p /tmp/tr
-/bin/ktrace --kernel host mount --daemon /tmp/tr >/tmp/mpid 2>/tmp/m.err
+/bin/ktrace --kernel host mount --daemon --allow-other --gid 1000 --mode 0750 /tmp/tr >/tmp/mpid 2>/tmp/m.err
 echo 'p:myev do_sys_openat2 path=+0($arg2):string' >> /tmp/tr/kprobe_events
+echo @@MUSER
+su tuser -c 'cat /tmp/tr/kprobe_events >/dev/null; echo "read=$?"
+echo "p:byuser vfs_read" >> /tmp/tr/kprobe_events; echo "add=$?"
+echo 1 > /tmp/tr/events/kprobes/myev/enable; echo "enable=$?"' 2>&1
+echo "enabled=$(cat /tmp/tr/events/kprobes/myev/enable)"
 echo 1 > /tmp/tr/events/kprobes/myev/enable
+su tuser -c 'cat /tmp/tr/trace >/dev/null; echo "trace=$?"
+echo 0 > /tmp/tr/events/kprobes/myev/enable; echo "disable=$?"
+echo "common_pid == 1" > /tmp/tr/events/kprobes/myev/filter; echo "filter=$?"' 2>&1
+echo "enabled=$(cat /tmp/tr/events/kprobes/myev/enable)"
+su other -c 'ls /tmp/tr >/dev/null; echo "ls=$?"
+echo "p:byother vfs_read" >> /tmp/tr/kprobe_events; echo "other-add=$?"' 2>&1
+echo "probes=$(grep -c . /tmp/tr/kprobe_events)"
+echo @@END-MUSER
 dd if=/etc/hostname of=/dev/null 2>/dev/null
 echo @@MOUNT; cat /tmp/tr/trace; echo @@END-MOUNT
 echo @@MPROFILE; cat /tmp/tr/kprobe_profile; echo @@END-MPROFILE
@@ -169,6 +187,8 @@ func TestShLiveVM(t *testing.T) {
 					"/bin/ktrace":                 kt,
 					"/boot/config-" + m.Release(): config,
 					"/etc/hostname":               []byte("ktrace-vm\n"),
+					"/etc/passwd":                 []byte("root:x:0:0:root:/root:/bin/sh\ntuser:x:1000:1000::/tmp:/bin/sh\nother:x:1001:1001::/tmp:/bin/sh\n"),
+					"/etc/group":                  []byte("root:x:0:\ntusers:x:1000:\nother:x:1001:\n"),
 				},
 			})
 			if err != nil {
@@ -228,6 +248,21 @@ func TestShLiveVM(t *testing.T) {
 			if strings.Contains(s, "@@MOUNT") {
 				if mt := vmSection(s, "MOUNT"); !ddHostname.MatchString(mt) {
 					t.Errorf("ktrace mount: trace lacks dd's hit:\n%s\nstderr:\n%s", mt, vmSection(s, "MERR"))
+				}
+				// The unprivileged users: every refusal is EACCES and
+				// nothing changed.
+				users := vmSection(s, "MUSER")
+				for _, want := range []string{
+					"read=0", "add=1", "enable=1", "enabled=0",
+					"trace=0", "disable=1", "filter=1", "enabled=1",
+					"ls=1", "other-add=1", "probes=1",
+				} {
+					if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(users) {
+						t.Errorf("ktrace mount: unprivileged users: want %q in:\n%s", want, users)
+					}
+				}
+				if n := strings.Count(users, "Permission denied"); n != 6 {
+					t.Errorf("ktrace mount: %d EACCES refusals, want 6 (add, enable, disable, filter, ls, other's add):\n%s", n, users)
 				}
 				if profileHits(t, vmSection(s, "MPROFILE")) == 0 {
 					t.Errorf("ktrace mount: kprobe_profile shows no hits:\n%s", vmSection(s, "MPROFILE"))
