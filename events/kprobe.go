@@ -8,6 +8,7 @@ import (
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // createResult is the outcome of one front end's create function: cancel
@@ -260,7 +261,7 @@ func (r *Registry) registerKprobe(c *lineCtx, place *grammar.KprobePlace, kind K
 	if kind == Kretprobe {
 		p.MaxActive = maxactive
 		if maxactive == 0 && !pending {
-			p.MaxActive = max(10, 2*r.model.CPUs())
+			p.MaxActive = DefaultMaxActive(r.model)
 		}
 	}
 	p.Line = kprobeLine(kind, group, name, p)
@@ -436,3 +437,8 @@ func appendArgs(b []byte, args []*fetchargs.Arg) []byte {
 	}
 	return b
 }
+
+// DefaultMaxActive is the number of kretprobe instances register_kretprobe
+// gives a return probe registered without MAXACTIVE, the value its
+// readback then shows: max(10, 2 * possible CPUs).
+func DefaultMaxActive(m *kernel.Model) int { return max(10, 2*m.CPUs()) }

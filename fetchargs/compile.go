@@ -74,11 +74,11 @@ type ProbeProgram struct {
 	// when the ring buffer holds at least this many bytes (the reader also
 	// polls on its own). 0 wakes it for every record.
 	WakeupBytes int
-	// EndbrIP marks an IP of the form FUNC+4 that ktrace's model chose
-	// because FUNC's image starts with ENDBR64. The running kernel may have
-	// sealed that ENDBR (turned it into a NOP because the function's
-	// address is never taken) and then probes FUNC+0: the program checks
-	// the live instruction and records FUNC+0 when no ENDBR64 is there.
+	// EndbrIP marks an IP of the form FUNC+4 that ktrace's model guessed
+	// (it had no kernel text to read): the program checks the live
+	// instruction at FUNC as is_endbr() does (ENDBR64, ENDBR32 or the NOP
+	// that sealing leaves, which still moves the kprobe) and records
+	// FUNC+0 when none is there.
 	EndbrIP bool
 	// RawTracepoint marks a t event's program, attached as a raw
 	// tracepoint: its context is the tracepoint's argument array, not
@@ -97,6 +97,14 @@ type ProbeProgram struct {
 // endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
 // u32.
 const endbr64 = 0xfa1e0ff3
+
+// The 4-byte NOPs IBT sealing writes over an ENDBR64 at boot, which
+// is_endbr() still counts: "osp nopl (%rax)" on 6.12 and "nopl -42(%rax)"
+// on later kernels, read as little-endian u32s.
+const (
+	endbrPoison    = 0x001f0f66
+	endbrPoisonNew = 0xd6401f0f
+)
 
 // Registers the generated code keeps live across helper calls.
 const (
@@ -389,6 +397,12 @@ func (e *emitter) header() error {
 			asm.LoadImm(rVal, int64(e.p.IP), asm.DWord),
 			asm.JNE.Imm(asm.R0, 0, keep),
 			asm.LoadMem(asm.R1, asm.R10, stkTmp, asm.Word),
+			// is_endbr(): ENDBR64, ENDBR32 and the sealed forms.
+			asm.LoadImm(asm.R2, endbrPoison, asm.DWord),
+			asm.JEq.Reg(asm.R1, asm.R2, keep),
+			asm.LoadImm(asm.R2, endbrPoisonNew, asm.DWord),
+			asm.JEq.Reg(asm.R1, asm.R2, keep),
+			asm.And.Imm(asm.R1, ^0x01000000),
 			asm.LoadImm(asm.R2, endbr64, asm.DWord),
 			asm.JEq.Reg(asm.R1, asm.R2, keep),
 			asm.Add.Imm(rVal, -4),

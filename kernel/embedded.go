@@ -44,6 +44,9 @@ func Embedded() (*Model, error) {
 			read: a.Read,
 			has:  a.Has,
 		})
+		if embeddedErr == nil {
+			embeddedModel.addTextFact()
+		}
 	})
 	return embeddedModel, embeddedErr
 }

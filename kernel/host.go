@@ -45,11 +45,20 @@ func LoadHost() (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return load(snapshotSource{
-		name: "host",
-		read: files.read,
-		has:  files.has,
+	m, err := load(snapshotSource{
+		name:  "host",
+		read:  files.read,
+		has:   files.has,
+		where: files.where,
 	})
+	if err != nil {
+		return nil, err
+	}
+	if m.imageOpen == nil {
+		m.liveOpen = OpenLiveText
+	}
+	m.addTextFact()
+	return m, nil
 }
 
 // hostSource maps snapshot member names to the running system's files.
@@ -72,6 +81,24 @@ func hostFiles() (*hostSource, error) {
 
 func (h *hostSource) has(name string) bool {
 	switch name {
+	case FileTextTable:
+		return false
+	case FileConfig:
+		for _, p := range []string{hostConfigGz, "/boot/config-" + h.release} {
+			if _, err := os.Stat(p); err == nil {
+				return true
+			}
+		}
+		return false
+	case FileBlacklist:
+		_, err := os.Stat(hostBlacklist)
+		return err == nil
+	case FileFilter:
+		if h.tracing == "" {
+			return false
+		}
+		_, err := os.Stat(filepath.Join(h.tracing, "available_filter_functions"))
+		return err == nil
 	case FileBTF:
 		_, err := os.Stat(hostBTF)
 		return err == nil
@@ -80,6 +107,35 @@ func (h *hostSource) has(name string) bool {
 		return err == nil
 	}
 	return true
+}
+
+// where names the host file a snapshot member comes from.
+func (h *hostSource) where(name string) string {
+	switch name {
+	case FileVersion:
+		return hostVersion
+	case FileCPUs:
+		return hostPossible
+	case FileConfig:
+		if _, err := os.Stat(hostConfigGz); err == nil {
+			return hostConfigGz
+		}
+		return hostConfigGz + " or /boot/config-" + h.release
+	case FileKallsyms:
+		return hostKallsyms
+	case FileBlacklist:
+		return hostBlacklist + ", debugfs"
+	case FileFilter:
+		if h.tracing == "" {
+			return "tracefs (not mounted)"
+		}
+		return filepath.Join(h.tracing, "available_filter_functions")
+	case FileBTF:
+		return hostBTF
+	case FileImage:
+		return h.imagePath()
+	}
+	return ""
 }
 
 func (h *hostSource) imagePath() string { return "/boot/vmlinuz-" + h.release }
@@ -222,9 +278,11 @@ func zeroAddresses(b []byte, blacklist bool) bool {
 
 // Capture writes a snapshot of the running system into dir (created if
 // needed) in the LoadSnapshot format: kallsyms, btf, kprobes_blacklist,
-// available_filter_functions, config, version and cpus, plus vmlinuz when
-// /boot/vmlinuz-RELEASE is readable. BTF and the image are optional; every
-// other file is required and a failure names it, leaving dir untouched.
+// available_filter_functions, version and cpus, plus config when the system
+// shows one (/proc/config.gz, /boot/config-RELEASE) and vmlinuz when
+// /boot/vmlinuz-RELEASE is readable. BTF, config and the image are
+// optional; every other file is required and a failure names it, leaving
+// dir untouched.
 //
 // Run inside the pinned 6.1 and 6.12 kernels (a static binary in the
 // tools/vmsh guest, the config placed in /boot, 2026-11-29), Capture wrote
@@ -240,7 +298,7 @@ func Capture(dir string) error {
 	names := []string{FileVersion, FileCPUs, FileConfig, FileKallsyms, FileBlacklist, FileFilter, FileBTF, FileImage}
 	contents := make(map[string][]byte, len(names))
 	for _, name := range names {
-		optional := name == FileBTF || name == FileImage
+		optional := name == FileBTF || name == FileImage || name == FileConfig
 		if optional && !h.has(name) {
 			continue
 		}

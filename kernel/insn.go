@@ -22,7 +22,10 @@ import (
 // would (for instance the bytes after a "ret" that replaced a 5-byte
 // return-thunk jump).
 //
-// checked is false when the model has neither image nor text table, addr
+// A host model without an image decodes the running kernel's text instead
+// (liveBoundary).
+//
+// checked is false when the model has no kernel text at all, addr
 // is not in an executable section or is not covered by a kallsyms symbol, or the
 // decoder cannot decode an instruction on the way (the kernel's decoder
 // knows a few instructions golang.org/x/arch does not); callers should then
@@ -33,8 +36,9 @@ func (m *Model) InsnBoundary(addr uint64) (ok, checked bool) {
 			if sym, found := m.SymbolAt(addr); found {
 				return t.boundary(sym, addr)
 			}
+			return false, false
 		}
-		return false, false
+		return m.liveBoundary(addr)
 	}
 	img, err := m.loadImage()
 	if err != nil {
@@ -78,4 +82,46 @@ func insnLen(code []byte) int {
 		return 0
 	}
 	return inst.Len
+}
+
+// maxLiveDecode bounds how much running text liveBoundary reads to reach
+// an offset: kprobes on offsets farther into a function than this are
+// not checked.
+const maxLiveDecode = 64 << 10
+
+// liveBoundary is InsnBoundary on the running kernel's text. The live
+// text holds the int3 of every armed kprobe that is not ftrace based
+// (the kernel decodes the saved original instruction there); an int3 met
+// before addr makes the answer unknown rather than wrong.
+func (m *Model) liveBoundary(addr uint64) (ok, checked bool) {
+	if m.liveText() == nil {
+		return false, false
+	}
+	sym, found := m.SymbolAt(addr)
+	if !found || !sym.IsText() {
+		return false, false
+	}
+	off := addr - sym.Addr
+	if off == 0 {
+		return true, true
+	}
+	if off >= maxLiveDecode {
+		return false, false
+	}
+	code, read := m.liveBytes(sym.Addr, int(off)+16)
+	if !read {
+		return false, false
+	}
+	pc := uint64(0)
+	for pc < off {
+		if code[pc] == 0xcc {
+			return false, false
+		}
+		n := insnLen(code[pc:])
+		if n <= 0 {
+			return false, false
+		}
+		pc += uint64(n)
+	}
+	return pc == off, true
 }

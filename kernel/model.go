@@ -100,6 +100,17 @@ type Model struct {
 	tableOpen func() ([]byte, error)
 	table     *textTable
 
+	factsMu sync.Mutex
+	facts   []Fact
+
+	// live reads the running kernel's text (host models only): the
+	// ground truth for ENDBR64 at function entries and instruction
+	// boundaries when no image is at hand.
+	liveOnce sync.Once
+	liveOpen func() (TextReader, error)
+	live     TextReader
+	liveErr  error
+
 	imageOnce sync.Once
 	imageOpen func() ([]byte, error) // nil when the snapshot has no vmlinuz
 	image     *textImage

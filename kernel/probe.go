@@ -445,8 +445,8 @@ func (m *Model) ibt() bool { return m.config["CONFIG_X86_KERNEL_IBT"] == "y" }
 // startsWithEndbr reports whether fn begins with ENDBR64 (or its sealed
 // form), which is_endbr() recognises: from the kernel image when the model
 // has one, else from the snapshot's text table (the embedded snapshot),
-// else assumed for every function ftrace can trace (right for about 83% of
-// them on 6.12).
+// else from the running kernel's text (host models), else assumed for
+// every function ftrace can trace (right for about 83% of them on 6.12).
 func (m *Model) startsWithEndbr(fn Symbol) bool {
 	// Init code is freed after boot and its pages poisoned with INT3:
 	// the kernel reads no ENDBR there, so "r INIT_FUNC+4" is no function
@@ -464,6 +464,9 @@ func (m *Model) startsWithEndbr(fn Symbol) bool {
 	}
 	if t := m.loadTextTable(); t != nil {
 		return t.endbr.has(fn.Addr)
+	}
+	if code, ok := m.liveBytes(fn.Addr, 4); ok {
+		return isEndbr(code)
 	}
 	return fn.IsText() && m.hasFtraceLocation(fn)
 }

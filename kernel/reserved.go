@@ -174,6 +174,9 @@ func (m *Model) exceptionAt(addr uint64) (int3, exception bool) {
 		}
 		return false, t.exception.has(addr)
 	}
+	if code, ok := m.liveBytes(addr, 16); ok {
+		return exceptionInsn(code)
+	}
 	return false, false
 }
 

@@ -29,7 +29,10 @@ const (
 // returns fs.ErrNotExist (wrapped) for a missing file.
 type snapshotSource struct {
 	name string
-	read func(file string) ([]byte, error)
+	// where names the place a member is read from, for the model's facts
+	// ("" for the member's own name in the snapshot).
+	where func(file string) string
+	read  func(file string) ([]byte, error)
 	// has reports whether an optional file exists without reading it.
 	has func(file string) bool
 }
@@ -46,7 +49,22 @@ func LoadSnapshot(dir string) (*Model, error) {
 			return err == nil && st.Mode().IsRegular()
 		},
 	}
-	return load(src)
+	m, err := load(src)
+	if err != nil {
+		return nil, err
+	}
+	m.addTextFact()
+	return m, nil
+}
+
+// origin names where the source reads file from.
+func (s snapshotSource) origin(file string) string {
+	if s.where != nil {
+		if w := s.where(file); w != "" {
+			return w
+		}
+	}
+	return s.name + ": " + file
 }
 
 func load(src snapshotSource) (*Model, error) {
@@ -67,6 +85,7 @@ func load(src snapshotSource) (*Model, error) {
 	if m.release, m.major, m.minor, m.patch, err = parseVersion(m.version); err != nil {
 		return nil, m.errorf("%s: %w", FileVersion, err)
 	}
+	m.addFact("release", m.release, src.origin(FileVersion))
 
 	if b, err = required(FileCPUs); err != nil {
 		return nil, err
@@ -74,15 +93,7 @@ func load(src snapshotSource) (*Model, error) {
 	if m.cpus, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil || m.cpus < 1 {
 		return nil, m.errorf("%s: invalid CPU count %q", FileCPUs, strings.TrimSpace(string(b)))
 	}
-
-	if b, err = required(FileConfig); err != nil {
-		return nil, err
-	}
-	m.config = parseConfig(b)
-
-	if m.arch, err = archFor(m.config); err != nil {
-		return nil, m.errorf("%w", err)
-	}
+	m.addFact("possible CPUs", strconv.Itoa(m.cpus), src.origin(FileCPUs))
 
 	if b, err = required(FileKallsyms); err != nil {
 		return nil, err
@@ -90,19 +101,53 @@ func load(src snapshotSource) (*Model, error) {
 	if err = m.parseKallsyms(b); err != nil {
 		return nil, m.errorf("%s: %w", FileKallsyms, err)
 	}
+	m.addFact("symbols", strconv.Itoa(len(m.syms)), src.origin(FileKallsyms))
 
-	if b, err = required(FileBlacklist); err != nil {
-		return nil, err
+	// The build configuration is extra evidence: a running kernel often
+	// has none to show (no /proc/config.gz, no /boot in a container), and
+	// the few options ktrace needs show in the symbol table as well.
+	if src.has(FileConfig) {
+		if b, err = required(FileConfig); err != nil {
+			return nil, err
+		}
+		m.config = parseConfig(b)
+		m.addFact("config", "yes", src.origin(FileConfig))
+	} else {
+		m.config = map[string]string{}
+		m.addFact("config", "no", "none found ("+src.origin(FileConfig)+"); options derived from kallsyms")
 	}
-	if m.blacklist, err = parseBlacklist(b); err != nil {
-		return nil, m.errorf("%s: %w", FileBlacklist, err)
-	}
-	m.blMerged = mergeRanges(m.blacklist)
+	m.deriveConfig()
 
-	if b, err = required(FileFilter); err != nil {
-		return nil, err
+	if m.arch, err = archFor(m.config); err != nil {
+		return nil, m.errorf("%w", err)
 	}
-	m.ftrace = parseFilterFunctions(b)
+
+	// The blacklist and the ftrace function list live in debugfs and
+	// tracefs, which a host may not have mounted; without them the model
+	// cannot predict those refusals, and says so in its facts.
+	if src.has(FileBlacklist) {
+		if b, err = required(FileBlacklist); err != nil {
+			return nil, err
+		}
+		if m.blacklist, err = parseBlacklist(b); err != nil {
+			return nil, m.errorf("%s: %w", FileBlacklist, err)
+		}
+		m.blMerged = mergeRanges(m.blacklist)
+		m.addFact("kprobe blacklist", strconv.Itoa(len(m.blacklist))+" ranges", src.origin(FileBlacklist))
+	} else {
+		m.addFact("kprobe blacklist", "unknown", "not readable ("+src.origin(FileBlacklist)+"): blacklisted places are refused only when a probe is attached")
+	}
+
+	if src.has(FileFilter) {
+		if b, err = required(FileFilter); err != nil {
+			return nil, err
+		}
+		m.ftrace = parseFilterFunctions(b)
+		m.addFact("ftrace functions", strconv.Itoa(len(m.ftrace)), src.origin(FileFilter))
+	} else {
+		m.ftrace = map[string]struct{}{}
+		m.addFact("ftrace functions", "unknown", "not readable ("+src.origin(FileFilter)+")")
+	}
 
 	if src.has(FileBTF) {
 		m.btfOpen = func() ([]byte, error) { return src.read(FileBTF) }
@@ -112,6 +157,11 @@ func load(src snapshotSource) (*Model, error) {
 	}
 	if src.has(FileImage) {
 		m.imageOpen = func() ([]byte, error) { return src.read(FileImage) }
+	}
+	if src.has(FileBTF) {
+		m.addFact("btf", "yes", src.origin(FileBTF))
+	} else {
+		m.addFact("btf", "no", src.origin(FileBTF))
 	}
 	return m, nil
 }

@@ -107,8 +107,23 @@ func (p *Plan) Compile(m *kernel.Model, maps *fetchargs.Maps) error {
 
 // ipConstant is the __probe_ip (or __probe_func) the record carries: the
 // probed address after the kernel's adjustments, as the registry computed
-// it; 0 (unknown) makes the program ask bpf_get_func_ip.
-func (pr *Probe) ipConstant() uint64 { return pr.Probe.Addr }
+// it. An fprobe's is the function's ftrace call site, where the kernel's
+// fprobe handler is called from: past ENDBR64 on IBT kernels, the place a
+// kprobe on the function's entry lands (bpf_get_func_ip would give the
+// function's start). 0 (unknown) makes the program ask bpf_get_func_ip.
+func (pr *Probe) ipConstant(m *kernel.Model) uint64 {
+	if pr.Probe.Addr != 0 || pr.Event.Kind != events.Fentry || pr.Probe.Symbol == "" {
+		return pr.Probe.Addr
+	}
+	addr, ok := m.LookupName(pr.Probe.Symbol)
+	if !ok {
+		return 0
+	}
+	if site, errno := m.ResolveKprobe(addr); errno == 0 {
+		return site.Addr
+	}
+	return addr
+}
 
 func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeup int, ignore uint32) error {
 	arch := m.Arch()
@@ -122,7 +137,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeu
 		EventID:       uint16(pr.Event.ID),
 		Index:         pr.Index,
 		Return:        pr.Event.Kind.IsReturn(),
-		IP:            pr.ipConstant(),
+		IP:            pr.ipConstant(m),
 		Args:          args,
 		Layout:        pr.Layout,
 		EntryDataSize: entrySize,
@@ -187,10 +202,15 @@ func stubIP(m *kernel.Model, tracepoint string) (uint64, error) {
 }
 
 // endbrIP reports whether the probe is a kprobe on a function entry that
-// the model moved past an ENDBR64 (x86 IBT): the program then checks that
-// the running kernel did not seal it (see fetchargs.ProbeProgram.EndbrIP).
+// the model moved past an ENDBR64 (x86 IBT) without seeing the kernel's
+// text (it guessed from the ftrace list): the program then checks the
+// running text at each hit (see fetchargs.ProbeProgram.EndbrIP). A model
+// that reads the text knows, and its address needs no check.
 func endbrIP(m *kernel.Model, pr *Probe) bool {
 	if pr.Event.Kind != events.Kprobe || pr.Probe.Offset != 0 || pr.Probe.Addr == 0 {
+		return false
+	}
+	if m.TextKnown() {
 		return false
 	}
 	if m.Arch().Name != "x86_64" || m.Config("CONFIG_X86_KERNEL_IBT") != "y" {

@@ -31,6 +31,11 @@ type Config struct {
 	// IgnoreTgid is a process (normally the tracer's own) whose hits are
 	// counted but never reach the ring buffer; 0 records every process.
 	IgnoreTgid int
+	// Reaper, when set, is the executable (the running ktrace, whose main
+	// calls RunReaperIfAsked) started as a reaper before the first probe
+	// that only tracefs can create is attached, so that such probes go
+	// when this process dies, however it dies (see StartReaper).
+	Reaper string
 }
 
 // Session is a set of attached probes and the ring buffer they fill. The
@@ -44,6 +49,7 @@ type Session struct {
 	reader  *ringbuf.Reader
 	decoder *Decoder
 	rec     ringbuf.Record
+	reaper  *Reaper
 }
 
 // TraceFSPrefix is the group prefix of the tracefs kprobe events that
@@ -87,6 +93,11 @@ func Open(cfg Config) (s *Session, err error) {
 		return nil, err
 	}
 	CleanStale("")
+	if cfg.Reaper != "" && needsTracefs(cfg.Model, plan) {
+		if s.reaper, err = StartReaper(cfg.Reaper, ""); err != nil {
+			return nil, err
+		}
+	}
 	for _, p := range plan.Probes {
 		if err = s.attach(cfg, p); err != nil {
 			return nil, err
@@ -157,7 +168,10 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 	fprobe := ev.Kind == events.Fentry || ev.Kind == events.Fexit
 	multi := fprobe && cfg.KprobeMulti
 	opts := &link.KprobeOptions{Offset: off, TraceFSPrefix: fmt.Sprintf("%s_%d", TraceFSPrefix, os.Getpid())}
-	if ev.Kind == events.Kretprobe {
+	if tracefsOnly(cfg.Model, p) {
+		// Only a maxactive other than the kernel's default needs a
+		// tracefs kprobe event: the perf kprobe PMU, which ties the probe
+		// to this process's file descriptors, registers with the default.
 		opts.RetprobeMaxActive = pr.MaxActive
 	}
 	// The entry half of a return probe that saves arguments goes first,
@@ -198,6 +212,22 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 	}
 	s.links = append(s.links, l)
 	return nil
+}
+
+// tracefsOnly reports whether probe p can only be created through tracefs:
+// a kretprobe whose maxactive differs from the kernel's default, which the
+// perf kprobe PMU cannot set.
+func tracefsOnly(m *kernel.Model, p *Probe) bool {
+	return p.Event.Kind == events.Kretprobe && p.Probe.MaxActive != events.DefaultMaxActive(m)
+}
+
+func needsTracefs(m *kernel.Model, plan *Plan) bool {
+	for _, p := range plan.Probes {
+		if tracefsOnly(m, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Plan returns the session's probes.
@@ -279,5 +309,9 @@ func (s *Session) Close() error {
 		errs = append(errs, s.maps.Close())
 		s.maps = nil
 	}
+	// The links removed their tracefs events; the reaper has nothing
+	// left to do.
+	errs = append(errs, s.reaper.Stop())
+	s.reaper = nil
 	return errors.Join(errs...)
 }

@@ -92,71 +92,40 @@ func Check() error {
 	return nil
 }
 
-// CleanStale removes tracefs kprobe events left behind by ktrace
+// CleanStale removes tracefs probe events left behind by ktrace
 // processes that are gone (groups "<TraceFSPrefix>_<pid>_<random>" whose
-// pid no longer runs). dir is the tracefs mount ("" tries the usual
-// places). It returns the events removed.
+// pid no longer runs) from kprobe_events, uprobe_events and
+// dynamic_events. dir is the tracefs mount ("" tries the usual places).
+// It returns the events removed.
 func CleanStale(dir string) ([]string, error) {
 	dirs := tracefsDirs
 	if dir != "" {
 		dirs = []string{dir}
 	}
 	for _, d := range dirs {
-		data, err := os.ReadFile(filepath.Join(d, "kprobe_events"))
-		if err != nil {
+		if _, err := os.Stat(filepath.Join(d, "kprobe_events")); err != nil {
 			continue
 		}
-		var removed []string
-		var errs []error
-		for _, line := range strings.Split(string(data), "\n") {
-			name, ok := staleEvent(line)
-			if !ok {
-				continue
-			}
-			f, err := os.OpenFile(filepath.Join(d, "kprobe_events"), os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			_, err = f.WriteString("-:" + name + "\n")
-			f.Close()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("removing stale %s: %w", name, err))
-				continue
-			}
-			removed = append(removed, name)
-		}
-		return removed, errors.Join(errs...)
+		return removeOwned(d, staleGroup, 0)
 	}
 	return nil, nil
 }
 
-// staleEvent returns "GROUP/EVENT" of a kprobe_events line created by a
-// ktrace process that no longer exists.
-func staleEvent(line string) (string, bool) {
-	_, rest, ok := strings.Cut(line, ":")
-	if !ok {
-		return "", false
-	}
-	name, _, _ := strings.Cut(rest, " ")
-	group, _, ok := strings.Cut(name, "/")
-	if !ok {
-		return "", false
-	}
+// staleGroup reports whether a tracefs group was created by a ktrace
+// process that no longer exists.
+func staleGroup(group string) bool {
 	tail, ok := strings.CutPrefix(group, TraceFSPrefix+"_")
 	if !ok {
-		return "", false
+		return false
 	}
 	pidText, _, ok := strings.Cut(tail, "_")
 	if !ok {
-		return "", false
+		return false
 	}
 	pid, err := strconv.Atoi(pidText)
 	if err != nil || pid <= 0 {
-		return "", false
+		return false
 	}
-	if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
-		return "", false
-	}
-	return name, true
+	err = syscall.Kill(pid, 0)
+	return err != nil && !errors.Is(err, syscall.EPERM)
 }

@@ -76,10 +76,6 @@ func TestBenchVM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			config, err := os.ReadFile(filepath.Join(k.Dir, "config"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			funcs := benchFuncs(t, k, m, 1000)
 			var sc strings.Builder
 			w := fmt.Sprintf("/bin/workload open %d", loops)
@@ -103,9 +99,8 @@ func TestBenchVM(t *testing.T) {
 			out, err := vmtest.Run(ctx, k, vmtest.Guest{
 				Script: sc.String(),
 				Files: map[string][]byte{
-					"/bin/ktrace":                 kt,
-					"/bin/workload":               wl,
-					"/boot/config-" + m.Release(): config,
+					"/bin/ktrace":   kt,
+					"/bin/workload": wl,
 				},
 			})
 			if err != nil {

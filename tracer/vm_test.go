@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
-	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // traceDef is one event definition of the VM comparison corpus.
@@ -188,14 +187,6 @@ type bootRun struct {
 func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ...string) *bootRun {
 	t.Helper()
 	kt, wl := guestBinaries(t)
-	m, err := kernel.LoadSnapshot(k.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	config, err := os.ReadFile(filepath.Join(k.Dir, "config"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sc strings.Builder
 	// A ring big enough for every hit of every process while both
 	// tracers run: the default 1.4 MB overflows with a few dozen probes
@@ -229,6 +220,7 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ..
 	sc.WriteString(sectionCmd("SUMMARY", "cat /tmp/kt.err"))
 	sc.WriteString(sectionCmd("PROFILE", "cat kprobe_profile"))
 	sc.WriteString(sectionCmd("LEFT", "grep -c ktrace kprobe_events"))
+	sc.WriteString(sectionCmd("BUILDINFO", "ls /boot /proc/config.gz 2>/dev/null"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -236,9 +228,8 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ..
 	out, err := vmtest.Run(ctx, k, vmtest.Guest{
 		Script: sc.String(),
 		Files: map[string][]byte{
-			"/bin/ktrace":                 kt,
-			"/bin/workload":               wl,
-			"/boot/config-" + m.Release(): config,
+			"/bin/ktrace":   kt,
+			"/bin/workload": wl,
 		},
 		Stats: &st,
 	})
@@ -250,6 +241,9 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ..
 		t.Errorf("%s: kernel warnings: %q", k.Name, st.Warnings)
 	}
 	s := string(out)
+	if info := strings.TrimSpace(section(s, "BUILDINFO")); info != "" {
+		t.Fatalf("%s: the guest shows build files (%s); the tracer must run on what a running kernel exposes", k.Name, info)
+	}
 	if strings.Contains(s, "@@REJECTED") {
 		t.Errorf("%s: the kernel rejected a corpus line:\n%s", k.Name, s)
 	}
@@ -320,8 +314,19 @@ func TestRecordVM(t *testing.T) {
 					t.Errorf("%s: %s hit %d:\n ktrace %s\n %s %s", k.Name, ev, i, got[i].body, what, want[i].body)
 					ok = false
 				}
-				if got[i].ip == want[i].ip {
+				switch {
+				case got[i].ip == want[i].ip:
 					ipSame++
+				case !d.kernelAccepts(k.Name):
+					// Compared with 6.12's tracer: other addresses.
+				case strings.Contains(want[i].ip, "kretprobe'd"):
+					// Both tracers' return probes on one function: the
+					// kernel's saw the return address ktrace's had
+					// already replaced, and could not name the caller.
+					ipSame++
+				default:
+					t.Errorf("%s: %s hit %d (ip):\n ktrace (%s)\n %s (%s)", k.Name, ev, i, got[i].ip, what, want[i].ip)
+					ok = false
 				}
 				hits++
 			}

@@ -18,8 +18,11 @@ func newKernelCmd(g *globals) *cobra.Command {
 		Short: "Describe the kernel model ktrace uses",
 		Long: `info prints the model selected by --kernel: its source, release, version,
 architecture, CPU count, the syntax (dialect) check and sh follow, and
-which optional data it has (BTF, a decodable image for instruction-boundary
-checks).`,
+which optional data it has (BTF, kernel text for instruction-boundary and
+ENDBR64 checks), then each fact the model holds and where it came from:
+/proc/kallsyms, /sys/kernel/btf/vmlinux, tracefs, debugfs, the running
+kernel's text (/proc/kcore or a BPF reader), and the build configuration
+when the system shows one (options it lacks are derived from kallsyms).`,
 		Example: `  ktrace kernel info
   ktrace --kernel embedded kernel info --output json`,
 		Args: usageArgs(cobra.NoArgs),
@@ -31,17 +34,19 @@ checks).`,
 			m := e.model
 			major, minor, patch := m.KernelVersion()
 			info := struct {
-				Source   string `json:"source"`
-				Release  string `json:"release"`
-				Version  string `json:"version"`
-				Arch     string `json:"arch"`
-				CPUs     int    `json:"cpus"`
-				Syntax   string `json:"syntax"`
-				Symbols  int    `json:"symbols"`
-				BTF      bool   `json:"btf"`
-				BTFArgs  bool   `json:"btf_args"`
-				Fprobe   bool   `json:"fprobe"`
-				BTFError string `json:"btf_error,omitempty"`
+				Source   string        `json:"source"`
+				Release  string        `json:"release"`
+				Version  string        `json:"version"`
+				Arch     string        `json:"arch"`
+				CPUs     int           `json:"cpus"`
+				Syntax   string        `json:"syntax"`
+				Symbols  int           `json:"symbols"`
+				BTF      bool          `json:"btf"`
+				BTFArgs  bool          `json:"btf_args"`
+				Fprobe   bool          `json:"fprobe"`
+				BTFError string        `json:"btf_error,omitempty"`
+				Text     string        `json:"text"`
+				Facts    []kernel.Fact `json:"facts"`
 			}{
 				Source:  m.Source(),
 				Release: m.Release(),
@@ -57,6 +62,13 @@ checks).`,
 			if err := m.BTFError(); err != nil {
 				info.BTFError = err.Error()
 			}
+			// Asking for the text opens the running kernel's text
+			// reader, so its fact is among the facts below.
+			info.Text = "none (instruction boundaries and ENDBR64 not checked)"
+			if m.TextKnown() {
+				info.Text = "yes"
+			}
+			info.Facts = m.Facts()
 			if g.output == "json" {
 				return writeJSON(cmd.OutOrStdout(), info)
 			}
@@ -72,6 +84,11 @@ checks).`,
 				fmt.Fprintf(out, "btf:      yes\n")
 			} else {
 				fmt.Fprintf(out, "btf:      no (%s)\n", info.BTFError)
+			}
+			fmt.Fprintf(out, "text:     %s\n", info.Text)
+			fmt.Fprintf(out, "facts:\n")
+			for _, f := range info.Facts {
+				fmt.Fprintf(out, "  %-22s %-14s %s\n", f.Name, f.Value, f.Source)
 			}
 			return nil
 		},

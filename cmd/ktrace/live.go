@@ -175,6 +175,7 @@ func (b *liveBackend) SetEnabled(group, name string, on bool) error {
 		Events:      []*events.Event{ev},
 		KprobeMulti: b.model.Config("CONFIG_FPROBE") == "y",
 		IgnoreTgid:  int(b.ignorePID),
+		Reaper:      reaperExe(),
 	})
 	if err != nil {
 		errno := attachErrno(err)

@@ -14,6 +14,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ktrace-dev/ktrace/tracer"
 )
 
 // Exit codes.
@@ -49,6 +51,9 @@ func failf(code int, format string, args ...any) error {
 var rejected = &exitError{code: exitRejected, quiet: true}
 
 func main() {
+	// A copy of ktrace started to remove a dead ktrace's tracefs probes
+	// does only that (tracer.StartReaper).
+	tracer.RunReaperIfAsked()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

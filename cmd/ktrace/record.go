@@ -143,10 +143,33 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		return err
 	}
 	m := s.env.model
+	// SIGINT, SIGTERM and SIGHUP stop recording and detach; they are
+	// caught from before the first probe is attached until everything is
+	// detached, so that no signal (a second one included) cuts attaching
+	// or detaching short. Unregistering is the last thing this function
+	// does (deferred first).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ctx, cancelSig := context.WithCancel(context.Background())
+	defer cancelSig()
+	go func() {
+		select {
+		case <-sigs:
+			cancelSig()
+		case <-ctx.Done():
+		}
+	}()
 	attachStart := time.Now()
 	// ktrace's own hits (reading the ring, writing this output) are
 	// dropped in the kernel, before they take ring buffer space.
-	sess, err := tracer.Open(tracer.Config{Model: m, Events: evs, KprobeMulti: m.Config("CONFIG_FPROBE") == "y", IgnoreTgid: os.Getpid()})
+	sess, err := tracer.Open(tracer.Config{
+		Model:       m,
+		Events:      evs,
+		KprobeMulti: m.Config("CONFIG_FPROBE") == "y",
+		IgnoreTgid:  os.Getpid(),
+		Reaper:      reaperExe(),
+	})
 	if err != nil {
 		code := exitRejected
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
@@ -169,8 +192,6 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	w := bufio.NewWriterSize(out, 64<<10)
 	defer w.Flush()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -301,4 +322,15 @@ func printSummary(stderr io.Writer, sess *tracer.Session, printed map[*events.Ev
 		fmt.Fprintf(stderr, "  %-40s hits=%s misses=%s printed=%s\n", ev.Group+"/"+ev.Name,
 			strconv.FormatUint(a.hits, 10), strconv.FormatUint(a.misses, 10), strconv.FormatUint(printed[ev], 10))
 	}
+}
+
+// reaperExe is the executable tracer sessions start as their reaper: this
+// ktrace binary, whose main runs tracer.RunReaperIfAsked. "" (no reaper)
+// when it cannot be found.
+func reaperExe() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
 }

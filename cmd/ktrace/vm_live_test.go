@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
-	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // liveScript runs under `ktrace sh` in the guest, where probes attach: the
@@ -171,24 +168,15 @@ func TestShLiveVM(t *testing.T) {
 	}
 	for _, k := range ks {
 		t.Run(k.Name, func(t *testing.T) {
-			m, err := kernel.LoadSnapshot(k.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			config, err := os.ReadFile(filepath.Join(k.Dir, "config"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			script := kernelScript + "/bin/ktrace --kernel host sh -c " + shellQuote(liveScript) + " 2>/tmp/sh.err; echo \"@@RC $?\"\n" +
 				"echo @@ERR; cat /tmp/sh.err; echo @@END-ERR\n" + mountScript
 			out, err := vmtest.Run(ctx, k, vmtest.Guest{
 				Script: script,
 				Files: map[string][]byte{
-					"/bin/ktrace":                 kt,
-					"/boot/config-" + m.Release(): config,
-					"/etc/hostname":               []byte("ktrace-vm\n"),
-					"/etc/passwd":                 []byte("root:x:0:0:root:/root:/bin/sh\ntuser:x:1000:1000::/tmp:/bin/sh\nother:x:1001:1001::/tmp:/bin/sh\n"),
-					"/etc/group":                  []byte("root:x:0:\ntusers:x:1000:\nother:x:1001:\n"),
+					"/bin/ktrace":   kt,
+					"/etc/hostname": []byte("ktrace-vm\n"),
+					"/etc/passwd":   []byte("root:x:0:0:root:/root:/bin/sh\ntuser:x:1000:1000::/tmp:/bin/sh\nother:x:1001:1001::/tmp:/bin/sh\n"),
+					"/etc/group":    []byte("root:x:0:\ntusers:x:1000:\nother:x:1001:\n"),
 				},
 			})
 			if err != nil {
