@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/tracefs"
@@ -46,16 +47,91 @@ type session struct {
 	path string
 	env  *env
 	w    *world
+	// unlock releases the session's lock; nil when the session was
+	// loaded to be read only.
+	unlock func()
 }
 
-// loadSession replays the session file into a fresh world. A line the
-// model no longer accepts (e.g. the file was made with another --kernel)
-// is an error naming the line.
+// sessionLockWait bounds how long a verb waits for another ktrace to
+// release the session's lock.
+var sessionLockWait = 30 * time.Second
+
+// lockSession takes the session's lock: an exclusive flock(2) on FILE.lock
+// (the session file itself is replaced on every save, so it cannot carry
+// the lock). It waits up to sessionLockWait for another holder.
+func lockSession(p string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, failf(exitRejected, "lock session: %w", err)
+	}
+	lp := p + ".lock"
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, failf(exitRejected, "lock session: %w", err)
+	}
+	deadline := time.Now().Add(sessionLockWait)
+	for delay := time.Millisecond; ; {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, failf(exitRejected, "lock session: flock %s: %w", lp, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, failf(exitRejected, "session %s is in use: another ktrace has held %s for %v; nothing changed", p, lp, sessionLockWait)
+		}
+		time.Sleep(delay)
+		if delay < 50*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// loadSession replays the session file into a fresh world, to be read
+// only: saves replace the file by a rename, so it is always read whole. A
+// line the model no longer accepts (e.g. the file was made with another
+// --kernel) is an error naming the line.
 func (g *globals) loadSession() (*session, error) {
 	p, err := g.sessionPath()
 	if err != nil {
 		return nil, err
 	}
+	return g.loadSessionFrom(p)
+}
+
+// loadSessionForUpdate is loadSession for a verb that changes the
+// session: it holds the session's lock from before the read until
+// release, so that concurrent verbs run one after another, each on its
+// predecessor's result, and none loses another's change.
+func (g *globals) loadSessionForUpdate() (*session, error) {
+	p, err := g.sessionPath()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lockSession(p)
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.loadSessionFrom(p)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	s.unlock = unlock
+	return s, nil
+}
+
+// release lets the next verb at the session.
+func (s *session) release() {
+	if s.unlock != nil {
+		s.unlock()
+		s.unlock = nil
+	}
+}
+
+func (g *globals) loadSessionFrom(p string) (*session, error) {
 	e, err := g.loadEnv("latest")
 	if err != nil {
 		return nil, err
@@ -100,8 +176,13 @@ func (g *globals) loadSession() (*session, error) {
 	return s, nil
 }
 
-// save writes the session file.
+// save writes the session file: into a temporary file of its own in the
+// same directory, then renamed over the session, so that a reader sees the
+// old file or the new one, whole. The session must be loaded for update.
 func (s *session) save() error {
+	if s.unlock == nil {
+		return failf(exitRejected, "save session %s: not loaded for update", s.path)
+	}
 	var b strings.Builder
 	b.WriteString(sessionHeader + "\n")
 	b.WriteString(s.w.reg.Readback(events.DynamicEvents))
@@ -110,15 +191,42 @@ func (s *session) save() error {
 			b.WriteString(enabledPrefix + ev.Group + "/" + ev.Name + "\n")
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+	dir := filepath.Dir(s.path)
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(s.path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp-*")
+	if err != nil {
 		return failf(exitRejected, "save session: %w", err)
 	}
-	tmp := s.path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.WriteString(b.String()); err != nil {
 		return failf(exitRejected, "save session: %w", err)
 	}
-	if err := os.Rename(tmp, s.path); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		return failf(exitRejected, "save session: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return failf(exitRejected, "save session: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return failf(exitRejected, "save session: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		return failf(exitRejected, "save session: %w", err)
+	}
+	done = true
+	// The rename is durable once the directory is synced.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
 }
@@ -165,10 +273,11 @@ with '-'.`,
   ktrace --session ./probes.session add 'p:ev vfs_read'`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSession()
+			s, err := g.loadSessionForUpdate()
 			if err != nil {
 				return err
 			}
+			defer s.release()
 			before := len(splitLines(s.w.reg.Readback(events.DynamicEvents)))
 			for _, line := range args {
 				res := s.w.writeLine(tracefs.DynamicEvents, line)
@@ -224,10 +333,11 @@ Either every removal succeeds or the session is left unchanged.`,
   ktrace rm kprobes/`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSession()
+			s, err := g.loadSessionForUpdate()
 			if err != nil {
 				return err
 			}
+			defer s.release()
 			for _, name := range args {
 				target := name
 				if !strings.Contains(name, "/") {
@@ -375,10 +485,11 @@ records nothing in trace.`,
 		Example: fmt.Sprintf("  ktrace %s kprobes/myev\n  ktrace %s myev other/ev2", verb, verb),
 		Args:    usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSession()
+			s, err := g.loadSessionForUpdate()
 			if err != nil {
 				return err
 			}
+			defer s.release()
 			for _, name := range args {
 				ev, err := s.find(name)
 				if err != nil {
