@@ -121,14 +121,14 @@ const (
 
 // Stack slots (offsets from R10).
 const (
-	stkTmp   = -8  // 8-byte read target
-	stkKey   = -16 // u32 map key
-	stkKeyA  = -32 // 16-byte map key
-	stkKeyB  = -48 // 16-byte map key
+	stkTmp  = -8  // 8-byte read target
+	stkKey  = -16 // u32 map key
+	stkKeyA = -32 // 16-byte map key
+	stkKeyB = -48 // 16-byte map key
 	// stkEnd is the end of the record's used part (u64): the fixed
 	// part, then the end of the last string written. Only that much is
 	// sent, so a string slot costs the string's length, not the slot's.
-	stkEnd = -56
+	stkEnd   = -56
 	taskSize = 0x00007ffffffff000
 )
 
