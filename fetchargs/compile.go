@@ -39,8 +39,9 @@ type Maps struct {
 	// Scratch is a BPF_MAP_TYPE_ARRAY with one value per possible CPU (key:
 	// CPU number) of at least ScratchSize bytes, where records are built.
 	Scratch asm.FDer
-	// Counters is a BPF_MAP_TYPE_ARRAY keyed by probe index with values
-	// {hits, misses uint64}.
+	// Counters is a BPF_MAP_TYPE_PERCPU_ARRAY keyed by probe index with
+	// values {hits, misses uint64}: each CPU counts its own, without
+	// atomic operations, and a reader sums them.
 	Counters asm.FDer
 	// EntryDepth (BPF_MAP_TYPE_LRU_HASH, key {pid_tgid, probe index} u64
 	// pair, value u64) and EntryData (BPF_MAP_TYPE_LRU_HASH, key {pid_tgid,
@@ -92,6 +93,10 @@ type ProbeProgram struct {
 	// ring buffer would otherwise feed probes on the functions it calls
 	// (kfree, vfs_read, ...) and fill the ring with its own hits.
 	IgnoreTgid uint32
+	// OnlyPid, when not 0, is the one process (thread group id) or thread
+	// whose hits the program records; the others are counted and dropped
+	// before anything is written.
+	OnlyPid uint32
 }
 
 // endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
@@ -116,10 +121,14 @@ const (
 
 // Stack slots (offsets from R10).
 const (
-	stkTmp   = -8  // 8-byte read target
-	stkKey   = -16 // u32 map key
-	stkKeyA  = -32 // 16-byte map key
-	stkKeyB  = -48 // 16-byte map key
+	stkTmp  = -8  // 8-byte read target
+	stkKey  = -16 // u32 map key
+	stkKeyA = -32 // 16-byte map key
+	stkKeyB = -48 // 16-byte map key
+	// stkEnd is the end of the record's used part (u64): the fixed
+	// part, then the end of the last string written. Only that much is
+	// sent, so a string slot costs the string's length, not the slot's.
+	stkEnd   = -56
 	taskSize = 0x00007ffffffff000
 )
 
@@ -304,15 +313,15 @@ func (e *emitter) counter(field int16) error {
 	if err := e.lookup(e.maps.Counters, stkKey); err != nil {
 		return err
 	}
+	// The value is this CPU's (a per-CPU array): a plain increment, no
+	// atomic operation. A program runs to completion on one CPU.
 	skip := e.newLabel()
 	e.emit(
 		asm.JEq.Imm(asm.R0, 0, skip),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, field, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, field, asm.R1, asm.DWord),
 	)
-	if field != 0 {
-		e.ins[len(e.ins)-1].Offset = field
-	}
 	e.mark(skip)
 	return nil
 }
@@ -328,6 +337,21 @@ func (e *emitter) prologue() error {
 			asm.FnGetCurrentPidTgid.Call(),
 			asm.RSh.Imm(asm.R0, 32),
 			asm.JNE.Imm(asm.R0, int32(e.p.IgnoreTgid), keep),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		e.mark(keep)
+	}
+	if e.p.OnlyPid != 0 {
+		keep := e.newLabel()
+		e.emit(
+			asm.FnGetCurrentPidTgid.Call(),
+			asm.Mov.Reg(asm.R1, asm.R0),
+			asm.LSh.Imm(asm.R1, 32),
+			asm.RSh.Imm(asm.R1, 32),
+			asm.JEq.Imm(asm.R1, int32(e.p.OnlyPid), keep),
+			asm.RSh.Imm(asm.R0, 32),
+			asm.JEq.Imm(asm.R0, int32(e.p.OnlyPid), keep),
 			asm.Mov.Imm(asm.R0, 0),
 			asm.Return(),
 		)
@@ -354,6 +378,10 @@ func (e *emitter) prologue() error {
 // header writes ktrace's header and the record's common and probe fields.
 func (e *emitter) header() error {
 	flagsOff, ok := e.p.Arch.Regs["flags"]
+	e.emit(
+		asm.Mov.Imm(asm.R1, int32(e.p.Layout.Fixed)),
+		asm.StoreMem(asm.R10, stkEnd, asm.R1, asm.DWord),
+	)
 	e.emit(
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(rBuf, 0, asm.R0, asm.DWord),
@@ -530,9 +558,17 @@ func (e *emitter) output() error {
 	} else {
 		e.emit(asm.Mov.Imm(asm.R4, 0))
 	}
+	// Send the header and the record's used part: a bounded copy.
+	size := e.newLabel()
 	e.emit(
 		asm.Mov.Reg(asm.R2, rBuf),
-		asm.Mov.Imm(asm.R3, int32(HeaderSize+e.p.Layout.RecordSize())),
+		asm.LoadMem(asm.R3, asm.R10, stkEnd, asm.DWord),
+		asm.JLE.Imm(asm.R3, int32(e.p.Layout.RecordSize()), size),
+		asm.Mov.Imm(asm.R3, int32(e.p.Layout.RecordSize())),
+	)
+	e.mark(size)
+	e.emit(
+		asm.Add.Imm(asm.R3, HeaderSize),
 		asm.FnRingbufOutput.Call(),
 		asm.JEq.Imm(asm.R0, 0, done),
 	)
@@ -807,7 +843,11 @@ func (e *emitter) stringArg(i int, a *Arg, first Op, derefs []Op, st Op, count i
 		for k, c := range b {
 			e.emit(asm.StoreImm(rBuf, recOff(so+k), int64(c), asm.Byte))
 		}
-		e.emit(asm.StoreImm(rBuf, recOff(fieldOff), int64(len(b))<<16|int64(so), asm.Word))
+		e.emit(
+			asm.StoreImm(rBuf, recOff(fieldOff), int64(len(b))<<16|int64(so), asm.Word),
+			asm.Mov.Imm(asm.R1, int32(so+len(b))),
+			asm.StoreMem(asm.R10, stkEnd, asm.R1, asm.DWord),
+		)
 		return nil
 	}
 
@@ -844,6 +884,8 @@ func (e *emitter) stringArg(i int, a *Arg, first Op, derefs []Op, st Op, count i
 				asm.Mov.Reg(asm.R1, rVal),
 				asm.StoreMem(rBuf, recOff(so), asm.R1, asm.DWord),
 				asm.StoreImm(rBuf, recOff(fieldOff+4*k), 8<<16|int64(so), asm.Word),
+				asm.Mov.Imm(asm.R1, int32(so+8)),
+				asm.StoreMem(asm.R10, stkEnd, asm.R1, asm.DWord),
 			)
 			continue
 		}
@@ -873,7 +915,12 @@ func (e *emitter) dataLoc(off, so int) {
 		asm.Mov.Imm(asm.R0, 0),
 	)
 	e.mark(ok)
+	// Slots lie in increasing order and are written in that order, so
+	// this string's end is the record's end so far.
 	e.emit(
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.Add.Imm(asm.R1, int32(so)),
+		asm.StoreMem(asm.R10, stkEnd, asm.R1, asm.DWord),
 		asm.LSh.Imm(asm.R0, 16),
 		asm.Or.Imm(asm.R0, int32(so)),
 		asm.StoreMem(rBuf, recOff(off), asm.R0, asm.Word),

@@ -9,10 +9,13 @@
 //   - p events: link.Kprobe on SYMBOL+OFFSET (the module prefix of MOD:SYM
 //     is dropped, the kernel's lookup finds module symbols; address probes
 //     attach as FUNC+OFFSET of the function holding the address);
-//   - r events: link.Kretprobe; an explicit maxactive makes cilium/ebpf
-//     create the kretprobe through tracefs in group "ktrace_<pid>_<random>",
-//     which survives a killed process; CleanStale (run by Open) removes the
-//     ones whose process is gone;
+//   - r events: link.Kretprobe through the perf kprobe PMU when maxactive
+//     is the kernel's default; another maxactive makes cilium/ebpf create
+//     the kretprobe through tracefs in group "ktrace_<pid>_<random>",
+//     which would survive a killed process: a reaper process started
+//     first (Config.Reaper, StartReaper) removes those groups when this
+//     process dies, and CleanStale (run by Open) removes any left by a
+//     process that had none;
 //   - f events: kprobe-multi links (Config.KprobeMulti, kernels with
 //     CONFIG_FPROBE such as 6.12), else one kprobe or kretprobe;
 //   - t events: raw tracepoint links; the program reads the tracepoint's

@@ -14,8 +14,11 @@ type Maps struct {
 	Ring, Scratch, Counters, EntryDepth, EntryData *ebpf.Map
 }
 
-// DefaultRingSize is the ring buffer size (bytes, a power of two).
-const DefaultRingSize = 8 << 20
+// DefaultRingSize is the ring buffer size (bytes, a power of two): it
+// holds a burst of 200,000 small events (a kprobe with a register and
+// $comm takes 88 bytes with the ring's own header) before the reader
+// takes any.
+const DefaultRingSize = 32 << 20
 
 // NewMaps creates the maps for plan p with a ring buffer of ringSize
 // bytes (0: DefaultRingSize).
@@ -48,7 +51,7 @@ func NewMaps(p *Plan, ringSize int) (*Maps, error) {
 	}{
 		{&m.Ring, &ebpf.MapSpec{Name: "ktrace_ring", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)}},
 		{&m.Scratch, &ebpf.MapSpec{Name: "ktrace_scratch", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(scratch), MaxEntries: uint32(cpus)}},
-		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.Array, KeySize: 4, ValueSize: fetchargs.CounterSize, MaxEntries: uint32(max(1, len(p.Probes)))}},
+		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: fetchargs.CounterSize, MaxEntries: uint32(max(1, len(p.Probes)))}},
 	}
 	if p.EntryDataSize > 0 {
 		specs = append(specs,
@@ -82,13 +85,27 @@ func (m *Maps) Compiler() *fetchargs.Maps {
 	return fm
 }
 
-// Counts returns the hits and misses of probe index i.
+// Counts returns the hits and misses of probe index i, summed over CPUs.
 func (m *Maps) Counts(i uint32) (hits, misses uint64, err error) {
-	var v [2]uint64
-	if err := m.Counters.Lookup(i, &v); err != nil {
-		return 0, 0, fmt.Errorf("tracer: counters of probe %d: %w", i, err)
+	per, err := m.CPUCounts(i)
+	if err != nil {
+		return 0, 0, err
 	}
-	return v[0], v[1], nil
+	for _, v := range per {
+		hits += v[0]
+		misses += v[1]
+	}
+	return hits, misses, nil
+}
+
+// CPUCounts returns the {hits, misses} of probe index i on each possible
+// CPU.
+func (m *Maps) CPUCounts(i uint32) ([][2]uint64, error) {
+	var per [][2]uint64
+	if err := m.Counters.Lookup(i, &per); err != nil {
+		return nil, fmt.Errorf("tracer: counters of probe %d: %w", i, err)
+	}
+	return per, nil
 }
 
 // Close releases every map.

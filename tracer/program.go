@@ -39,6 +39,9 @@ type Plan struct {
 	// IgnoreTgid is a process whose hits are counted but not recorded
 	// (fetchargs.ProbeProgram.IgnoreTgid; 0: none).
 	IgnoreTgid uint32
+	// OnlyPid is the process or thread whose hits alone are recorded
+	// (fetchargs.ProbeProgram.OnlyPid; 0: all).
+	OnlyPid uint32
 }
 
 // ErrPending is wrapped when a probe cannot be traced because the kernel
@@ -98,7 +101,7 @@ func (p *Plan) Compile(m *kernel.Model, maps *fetchargs.Maps) error {
 		return fmt.Errorf("tracer: compile: no kernel model")
 	}
 	for _, pr := range p.Probes {
-		if err := pr.compile(m, maps, p.EntryDataSize, p.WakeupBytes, p.IgnoreTgid); err != nil {
+		if err := pr.compile(m, maps, p); err != nil {
 			return err
 		}
 	}
@@ -125,7 +128,7 @@ func (pr *Probe) ipConstant(m *kernel.Model) uint64 {
 	return addr
 }
 
-func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeup int, ignore uint32) error {
+func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, plan *Plan) error {
 	arch := m.Arch()
 	tp := pr.Event.Kind == events.Tprobe
 	args := pr.Probe.Args
@@ -140,11 +143,12 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, entrySize, wakeu
 		IP:            pr.ipConstant(m),
 		Args:          args,
 		Layout:        pr.Layout,
-		EntryDataSize: entrySize,
+		EntryDataSize: plan.EntryDataSize,
 		EndbrIP:       endbrIP(m, pr),
-		WakeupBytes:   wakeup,
+		WakeupBytes:   plan.WakeupBytes,
 		RawTracepoint: tp,
-		IgnoreTgid:    ignore,
+		IgnoreTgid:    plan.IgnoreTgid,
+		OnlyPid:       plan.OnlyPid,
 	}
 	if tp {
 		ip, err := stubIP(m, pr.Probe.Symbol)

@@ -31,6 +31,10 @@ type Config struct {
 	// IgnoreTgid is a process (normally the tracer's own) whose hits are
 	// counted but never reach the ring buffer; 0 records every process.
 	IgnoreTgid int
+	// OnlyPid, when not 0, records the hits of this process (thread group
+	// id) or thread only; the test runs in the probe's program, before
+	// anything is written to the ring buffer.
+	OnlyPid int
 	// Reaper, when set, is the executable (the running ktrace, whose main
 	// calls RunReaperIfAsked) started as a reaper before the first probe
 	// that only tracefs can create is attached, so that such probes go
@@ -89,6 +93,7 @@ func Open(cfg Config) (s *Session, err error) {
 		return nil, err
 	}
 	plan.IgnoreTgid = uint32(cfg.IgnoreTgid)
+	plan.OnlyPid = uint32(cfg.OnlyPid)
 	if err = plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
 		return nil, err
 	}
@@ -280,6 +285,26 @@ func (s *Session) Stats() ([]Stat, error) {
 			return nil, err
 		}
 		out = append(out, Stat{Probe: p, Hits: h, Misses: m})
+	}
+	return out, nil
+}
+
+// CPUMisses returns, per possible CPU, the records the full ring buffer
+// refused, summed over the session's probes: what the kernel's trace
+// output reports as "CPU:N [LOST M EVENTS]".
+func (s *Session) CPUMisses() ([]uint64, error) {
+	var out []uint64
+	for _, p := range s.plan.Probes {
+		per, err := s.maps.CPUCounts(p.Index)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = make([]uint64, len(per))
+		}
+		for cpu, v := range per {
+			out[cpu] += v[1]
+		}
 	}
 	return out, nil
 }

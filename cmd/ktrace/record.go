@@ -32,6 +32,7 @@ type recordOpts struct {
 	pid      int
 	follow   bool
 	file     string
+	bufSize  string
 }
 
 func newRecordCmd(g *globals) *cobra.Command {
@@ -83,6 +84,7 @@ it exits or is killed.`,
 	f.IntVar(&o.pid, "pid", 0, "only events of this process (thread group id or thread id)")
 	f.BoolVar(&o.follow, "follow", false, "only events of CMD's process tree")
 	f.StringVarP(&o.file, "write", "w", "", "write the events to FILE instead of stdout")
+	f.StringVar(&o.bufSize, "buffer-size", "", "ring buffer size, a power of two with an optional K, M or G suffix (default 32M, a burst of 200,000 small events)")
 	return cmd
 }
 
@@ -142,6 +144,10 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	if err != nil {
 		return err
 	}
+	ringSize, err := parseRingSize(o.bufSize)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("record: --buffer-size: %w", err)}
+	}
 	m := s.env.model
 	// SIGINT, SIGTERM and SIGHUP stop recording and detach; they are
 	// caught from before the first probe is attached until everything is
@@ -168,6 +174,8 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		Events:      evs,
 		KprobeMulti: m.Config("CONFIG_FPROBE") == "y",
 		IgnoreTgid:  os.Getpid(),
+		OnlyPid:     o.pid,
+		RingSize:    ringSize,
 		Reaper:      reaperExe(),
 	})
 	if err != nil {
@@ -225,6 +233,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		format = sess.Decoder().AppendJSON
 	}
 	var buf []byte
+	lost := &lostReporter{json: g.output == "json"}
 	self := uint32(os.Getpid())
 	draining := false
 	var drainUntil time.Time
@@ -249,6 +258,7 @@ loop:
 		r, err := sess.Next(deadline)
 		switch {
 		case errors.Is(err, tracer.ErrTimeout):
+			lost.report(w, sess)
 			w.Flush()
 			if draining {
 				break loop
@@ -270,12 +280,14 @@ loop:
 		total++
 		printed[r.Probe.Event]++
 		if sess.Buffered() == 0 {
+			lost.report(w, sess)
 			w.Flush()
 		}
 		if draining && time.Now().After(drainUntil) {
 			break
 		}
 	}
+	lost.report(w, sess)
 	w.Flush()
 	sess.Detach()
 	if child != nil && !draining {
@@ -333,4 +345,64 @@ func reaperExe() string {
 		return ""
 	}
 	return exe
+}
+
+// lostReporter writes the kernel's "CPU:N [LOST M EVENTS]" line into the
+// output where the ring buffer refused records since the last report, so
+// a reader sees where events are missing, not just how many in the
+// summary. JSON output gets {"lost": M, "cpu": N}.
+type lostReporter struct {
+	seen []uint64
+	json bool
+}
+
+func (l *lostReporter) report(w io.Writer, sess *tracer.Session) {
+	per, err := sess.CPUMisses()
+	if err != nil {
+		return
+	}
+	if l.seen == nil {
+		l.seen = make([]uint64, len(per))
+	}
+	for cpu, n := range per {
+		if cpu >= len(l.seen) || n <= l.seen[cpu] {
+			continue
+		}
+		if l.json {
+			fmt.Fprintf(w, "{\"lost\":%d,\"cpu\":%d}\n", n-l.seen[cpu], cpu)
+		} else {
+			fmt.Fprintf(w, "CPU:%d [LOST %d EVENTS]\n", cpu, n-l.seen[cpu])
+		}
+		l.seen[cpu] = n
+	}
+}
+
+// parseRingSize reads --buffer-size: bytes with an optional K, M or G
+// suffix (powers of 1024), a power of two of at least a page; "" is the
+// default.
+func parseRingSize(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	mult := 1
+	switch s[len(s)-1] {
+	case 'k', 'K':
+		mult = 1 << 10
+	case 'm', 'M':
+		mult = 1 << 20
+	case 'g', 'G':
+		mult = 1 << 30
+	}
+	if mult != 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	size := n * mult
+	if size < os.Getpagesize() || size&(size-1) != 0 || size > 1<<30 {
+		return 0, fmt.Errorf("%d bytes: want a power of two from %d to 1G", size, os.Getpagesize())
+	}
+	return size, nil
 }

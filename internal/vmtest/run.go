@@ -27,6 +27,8 @@ type Guest struct {
 	Files map[string][]byte
 	// Stats, when not nil, is filled in with timings of the run.
 	Stats *Stats
+	// CPUs is the guest's CPU count (0: one).
+	CPUs int
 }
 
 // Stats are the timings of one Run.
@@ -138,7 +140,7 @@ func Run(ctx context.Context, k Kernel, g Guest) ([]byte, error) {
 	}
 
 	cmd := exec.CommandContext(ctx, qemu,
-		"-accel", "tcg", "-cpu", "max,-cx16", "-smp", "1", "-m", "512",
+		"-accel", "tcg", "-cpu", "max,-cx16", "-smp", strconv.Itoa(max(1, g.CPUs)), "-m", "512",
 		"-nographic", "-no-reboot", "-monitor", "none",
 		"-kernel", k.Image(), "-initrd", initrdPath,
 		"-append", "console=ttyS0 quiet panic=-1 nokaslr no_hash_pointers",

@@ -32,11 +32,15 @@ const (
 )
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "open" {
+	if len(os.Args) == 3 && (os.Args[1] == "open" || os.Args[1] == "getppid") {
 		n, err := strconv.Atoi(os.Args[2])
 		if err != nil || n <= 0 {
 			fmt.Fprintf(os.Stderr, "workload: bad count %q\n", os.Args[2])
 			os.Exit(2)
+		}
+		if os.Args[1] == "getppid" {
+			getppidLoop(n)
+			return
 		}
 		openLoop(n)
 		return
@@ -83,6 +87,16 @@ func fail(what string, err error) {
 }
 
 // openLoop opens a missing file n times and prints ns per open.
+// getppidLoop calls getppid(2) n times and prints the mean time per call:
+// the cheapest system call, so a probe's cost on it is nearly all probe.
+func getppidLoop(n int) {
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		syscall.RawSyscall(syscall.SYS_GETPPID, 0, 0, 0)
+	}
+	fmt.Printf("%d ns/op\n", time.Since(start).Nanoseconds()/int64(n))
+}
+
 func openLoop(n int) {
 	start := time.Now()
 	for i := 0; i < n; i++ {
