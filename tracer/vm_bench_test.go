@@ -68,7 +68,6 @@ func TestBenchVM(t *testing.T) {
 	}
 	kt, wl := guestBinaries(t)
 	const loops = 20000
-	nsop := regexp.MustCompile(`(\d+) ns/op`)
 	attached := regexp.MustCompile(`attached (\d+) probes in (\S+)`)
 	for _, k := range ks {
 		t.Run(k.Name, func(t *testing.T) {
@@ -107,13 +106,7 @@ func TestBenchVM(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			s := string(out)
-			num := func(sec string) int {
-				var v int
-				if mm := nsop.FindStringSubmatch(section(s, sec)); mm != nil {
-					fmt.Sscan(mm[1], &v)
-				}
-				return v
-			}
+			num := func(sec string) int { return nsPerOp(s, sec) }
 			base, kern, kt := num("BASE"), num("KERNEL"), num("KTRACE")
 			if base == 0 || kern == 0 || kt == 0 {
 				t.Fatalf("missing timings:\n%s", s)
@@ -184,7 +177,6 @@ func TestHitCostVM(t *testing.T) {
 	}
 	kt, wl := guestBinaries(t)
 	const calls = 200000
-	nsop := regexp.MustCompile(`(\d+) ns/op`)
 	for _, k := range ks {
 		t.Run(k.Name, func(t *testing.T) {
 			w := fmt.Sprintf("/bin/workload getppid %d", calls)
@@ -213,13 +205,7 @@ func TestHitCostVM(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			s := string(out)
-			num := func(sec string) int {
-				var v int
-				if mm := nsop.FindStringSubmatch(section(s, sec)); mm != nil {
-					fmt.Sscan(mm[1], &v)
-				}
-				return v
-			}
+			num := func(sec string) int { return nsPerOp(s, sec) }
 			count := func(sec string) int {
 				var v int
 				fmt.Sscan(strings.TrimSpace(section(s, sec)), &v)
@@ -242,4 +228,17 @@ func TestHitCostVM(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nsopLine is the workload's timing line.
+var nsopLine = regexp.MustCompile(`(\d+) ns/op`)
+
+// nsPerOp reads the workload's "N ns/op" from section sec of a guest's
+// output (0 when missing).
+func nsPerOp(out, sec string) int {
+	var v int
+	if mm := nsopLine.FindStringSubmatch(section(out, sec)); mm != nil {
+		fmt.Sscan(mm[1], &v)
+	}
+	return v
 }
