@@ -90,6 +90,16 @@ func TestRecordDifferentialVM(t *testing.T) {
 				}
 				pairs := alignHits(got, want)
 				hits += len(pairs)
+				// Paired hits must agree on the (ip) part as well, but for
+				// a kernel return probe that met ktrace's on the same
+				// function and could not name the caller.
+				for _, p := range pairs {
+					g, w := got[p[0]].ip, want[p[1]].ip
+					if g != w && !strings.Contains(w, "kretprobe'd") {
+						t.Errorf("%s: %s: hit %d: (ip) ktrace (%s), kernel (%s)", ev, d.line, p[0], g, w)
+						break
+					}
+				}
 				extra := len(got) + len(want) - 2*len(pairs)
 				unpaired += extra
 				if len(got)-len(pairs) <= 1 && len(want)-len(pairs) <= 1 {
@@ -118,7 +128,7 @@ func TestRecordDifferentialVM(t *testing.T) {
 			if unpaired > 0 {
 				t.Logf("%s: %d hits seen by one tracer only", k.Name, unpaired)
 			}
-			t.Logf("%s: %d/%d generated definitions print the kernel's bodies (%d hits paired)", k.Name, same, len(defs), hits)
+			t.Logf("%s: %d/%d generated definitions print the kernel's bodies and (ip) (%d hits paired)", k.Name, same, len(defs), hits)
 		})
 	}
 }
