@@ -91,7 +91,7 @@ header only and reads of trace_pipe end at once.`,
 			defer closeWorld()
 			// Catch the signals before mounting so none is lost in between.
 			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(sigs)
 			srv, err := fusefs.Mount(dir, w.fs, fusefs.Options{AllowOther: allowOther, Debug: debug})
 			if err != nil {
