@@ -79,6 +79,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -197,19 +200,112 @@ func (s *Server) Unmount() error {
 	return s.err
 }
 
-// ClearStale removes a dead FUSE mount from dir: the one a killed server
-// leaves behind, on which every access fails with ENOTCONN ("Transport
-// endpoint is not connected"). It reports whether there was one.
-func ClearStale(dir string) (bool, error) {
-	var st syscall.Stat_t
-	err := syscall.Stat(dir, &st)
-	if !errors.Is(err, syscall.ENOTCONN) {
-		return false, nil
+// ErrMounted reports that a mount point already holds a live ktrace mount.
+var ErrMounted = errors.New("already a live ktrace mount")
+
+// fsType is the type of a ktrace mount in /proc/self/mountinfo.
+const fsType = "fuse.ktrace"
+
+// PrepareMountPoint checks dir before Mount. It must be a directory. A dead
+// ktrace mount on it, the one a killed server leaves behind (every access
+// fails with ENOTCONN, "Transport endpoint is not connected"), is detached,
+// as are dead ones stacked below it; cleared counts them. A live ktrace
+// mount on dir is refused with an error wrapping ErrMounted: mounting would
+// hide it. A dead FUSE mount of another program is left alone and
+// reported.
+func PrepareMountPoint(dir string) (cleared int, err error) {
+	abs, err := mountPath(dir)
+	if err != nil {
+		return 0, err
 	}
-	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-		return true, fmt.Errorf("fusefs: clearing the dead mount on %s: %w", dir, err)
+	for {
+		var st syscall.Stat_t
+		serr := syscall.Stat(abs, &st)
+		top, _ := topMount(abs)
+		switch {
+		case errors.Is(serr, syscall.ENOTCONN) && top == fsType:
+			if err := syscall.Unmount(abs, syscall.MNT_DETACH); err != nil {
+				return cleared, fmt.Errorf("fusefs: clearing the dead ktrace mount on %s: %w", dir, err)
+			}
+			cleared++
+			continue
+		case errors.Is(serr, syscall.ENOTCONN):
+			return cleared, fmt.Errorf("fusefs: %s: %w (a dead %s mount, not ktrace's: unmount it first)", dir, serr, top)
+		case serr != nil:
+			return cleared, fmt.Errorf("fusefs: mount point %s: %w", dir, serr)
+		case st.Mode&syscall.S_IFMT != syscall.S_IFDIR:
+			return cleared, fmt.Errorf("fusefs: mount point %s: %w", dir, syscall.ENOTDIR)
+		case top == fsType:
+			return cleared, fmt.Errorf("fusefs: %s is %w (its ktrace is running): unmount it first (SIGTERM to that ktrace, or umount %s)", dir, ErrMounted, dir)
+		}
+		return cleared, nil
 	}
-	return true, nil
+}
+
+// mountPath is dir as /proc/self/mountinfo spells a mount point on it:
+// absolute, with the symbolic links of its parent resolved (dir itself
+// cannot be resolved while a dead mount sits on it).
+func mountPath(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("fusefs: mount point %s: %w", dir, err)
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", fmt.Errorf("fusefs: mount point %s: %w", dir, err)
+	}
+	abs = filepath.Join(parent, filepath.Base(abs))
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+	}
+	return abs, nil
+}
+
+// topMount returns the file system type of the newest mount on the mount
+// point abs in this mount namespace, "" if there is none.
+func topMount(abs string) (string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("fusefs: %w", err)
+	}
+	typ := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		// Field 5 is the mount point; the type follows the "-"
+		// separator.
+		if len(f) < 5 || unescapeMountinfo(f[4]) != abs {
+			continue
+		}
+		for i, x := range f {
+			if x == "-" && i+1 < len(f) {
+				typ = f[i+1]
+				break
+			}
+		}
+	}
+	return typ, nil
+}
+
+// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space,
+// \011, \012, \134).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // tree is what every node of one mount shares.

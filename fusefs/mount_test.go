@@ -584,3 +584,133 @@ func TestMountDaemon(t *testing.T) {
 		t.Errorf("%s still mounted after SIGTERM", dir)
 	}
 }
+
+// mountsOn counts the mounts on dir in /proc/self/mountinfo.
+func mountsOn(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && f[4] == dir {
+			n++
+		}
+	}
+	return n
+}
+
+// startDaemon runs `ktrace mount --daemon [FLAGS] DIR` and returns the
+// server's pid; the server is killed when the test ends.
+func startDaemon(t *testing.T, bin, kdir, dir string, flags ...string) int {
+	t.Helper()
+	cmd := exec.Command(bin, append(append([]string{"--kernel", kdir, "mount", "--daemon"}, flags...), dir)...)
+	cmd.Dir = "/"
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ktrace mount --daemon: %v\n%s", err, stderr.String())
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("output %q is not a pid", out)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	return pid
+}
+
+// TestMountDaemonAfterKill: after kill -9 of a mount, `ktrace mount
+// --daemon DIR` returns only once its own mount answers (the first access
+// works, no ENOTCONN), the dead mount is gone, and SIGTERM to the printed
+// pid leaves nothing mounted on DIR.
+func TestMountDaemonAfterKill(t *testing.T) {
+	requireFUSE(t)
+	bin := ktraceBinary(t)
+	kdir := snapshotDir(t, "6.12")
+	dir := t.TempDir()
+	for round := 0; round < 3; round++ {
+		cmd, _ := startMount(t, bin, kdir, dir)
+		cmd.Process.Kill()
+		cmd.Wait()
+		var st syscall.Stat_t
+		if err := syscall.Stat(dir, &st); !errors.Is(err, syscall.ENOTCONN) {
+			t.Fatalf("stat of the dead mount: %v, want ENOTCONN", err)
+		}
+		pid := startDaemon(t, bin, kdir, dir)
+		// At once, with no retry: the daemon said it was ready.
+		if b, err := os.ReadFile(filepath.Join(dir, "README")); err != nil || len(b) == 0 {
+			t.Fatalf("round %d: first read after --daemon returned: %d bytes, %v", round, len(b), err)
+		}
+		if n := mountsOn(t, dir); n != 1 {
+			t.Errorf("round %d: %d mounts on %s, want 1 (the dead one cleared)", round, n, dir)
+		}
+		syscall.Kill(pid, syscall.SIGTERM)
+		if !waitFor(10*time.Second, func() bool { return mountsOn(t, dir) == 0 }) {
+			t.Fatalf("round %d: %d mounts left on %s after SIGTERM", round, mountsOn(t, dir), dir)
+		}
+		if err := syscall.Stat(dir, &st); err != nil {
+			t.Fatalf("round %d: stat after SIGTERM: %v", round, err)
+		}
+	}
+}
+
+// TestMountRefusesLiveMount: `ktrace mount DIR` (foreground or --daemon)
+// on a live ktrace mount fails with a clear message and leaves the live
+// one alone, unstacked.
+func TestMountRefusesLiveMount(t *testing.T) {
+	requireFUSE(t)
+	bin := ktraceBinary(t)
+	kdir := snapshotDir(t, "6.12")
+	dir := t.TempDir()
+	first, out := startMount(t, bin, kdir, dir)
+	defer func() {
+		first.Process.Signal(syscall.SIGTERM)
+		if err := first.Wait(); err != nil {
+			t.Errorf("first mount: %v\n%s", err, out)
+		}
+	}()
+	appendFile(t, filepath.Join(dir, "kprobe_events"), "p:myev vfs_read\n")
+	for _, flags := range [][]string{nil, {"--daemon"}} {
+		cmd := exec.Command(bin, append(append([]string{"--kernel", kdir, "mount"}, flags...), dir)...)
+		cmd.Dir = "/"
+		o, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(o), "is already a live ktrace mount") {
+			t.Errorf("mount %v over a live mount: %v, want exit 1 and a clear message:\n%s", flags, err, o)
+		}
+	}
+	if n := mountsOn(t, dir); n != 1 {
+		t.Errorf("%d mounts on %s, want 1", n, dir)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "kprobe_events")); err != nil || string(b) != "p:kprobes/myev vfs_read\n" {
+		t.Errorf("the live mount's kprobe_events: %q, %v", b, err)
+	}
+}
+
+// TestMountPointErrors: a missing mount point and a file get their own
+// messages, naming the directory (not fusermount).
+func TestMountPointErrors(t *testing.T) {
+	bin := ktraceBinary(t)
+	kdir := snapshotDir(t, "6.12")
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, want string }{
+		{filepath.Join(tmp, "missing"), "ktrace: mount: " + filepath.Join(tmp, "missing") + " does not exist; create the directory first"},
+		{filepath.Join(tmp, "missing", "sub"), "ktrace: mount: " + filepath.Join(tmp, "missing", "sub") + " does not exist"},
+		{file, "ktrace: mount: " + file + " is not a directory"},
+	} {
+		for _, flags := range [][]string{nil, {"--daemon"}} {
+			cmd := exec.Command(bin, append(append([]string{"--kernel", kdir, "mount"}, flags...), c.dir)...)
+			o, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(o), c.want) || strings.Contains(string(o), "fusermount") {
+				t.Errorf("mount %v %s: %v:\n%s\nwant exit 1 and %q", flags, c.dir, err, o, c.want)
+			}
+		}
+	}
+}

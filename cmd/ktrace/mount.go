@@ -1,13 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"os/user"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,10 +35,12 @@ removes one.
 
 ktrace mount runs in the foreground until SIGINT or SIGTERM, then disables
 and removes every event and unmounts DIR. With --daemon it starts itself in
-the background, waits until DIR is mounted, prints the server's pid and
-exits; 'kill PID' unmounts. A mount left behind by a killed
-ktrace (every access fails with "Transport endpoint is not connected") is
-cleared by the next 'ktrace mount DIR'.
+the background, waits until the server's own mount of DIR answers, prints
+the server's pid and exits; 'kill PID' unmounts. A mount left behind by a
+killed ktrace (every access fails with
+"Transport endpoint is not connected") is cleared by the next
+'ktrace mount DIR'; a live ktrace mount on DIR is left alone and the new
+mount refused. DIR must be an existing directory.
 
 Files and directories have the kernel's tracefs modes (the root directory
 drwx------, kprobe_events and the other control files -rw-r-----, README
@@ -77,14 +79,26 @@ header only and reads of trace_pipe end at once.`,
 			if daemon && os.Getenv(daemonEnv) != "1" {
 				return startDaemon(cmd, dir)
 			}
+			if os.Getenv(daemonEnv) == "1" {
+				// Programs the server runs (fusermount) must not hold
+				// the parent's pipe open.
+				syscall.CloseOnExec(daemonReadyFD)
+			}
 			e, err := g.loadEnv("kernel")
 			if err != nil {
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			if stale, err := fusefs.ClearStale(dir); err != nil {
+			cleared, err := fusefs.PrepareMountPoint(dir)
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				return failf(exitRejected, "mount: %s does not exist; create the directory first (mkdir -p %s)", dir, dir)
+			case errors.Is(err, syscall.ENOTDIR):
+				return failf(exitRejected, "mount: %s is not a directory", dir)
+			case err != nil:
 				return failf(exitRejected, "mount: %w", err)
-			} else if stale {
+			}
+			if cleared > 0 {
 				fmt.Fprintf(stderr, "ktrace: cleared a dead mount on %s\n", dir)
 			}
 			w, note, live, closeWorld := e.newTraceWorld(acc)
@@ -111,6 +125,11 @@ header only and reads of trace_pipe end at once.`,
 				}
 			}
 			fmt.Fprintf(stderr, "ktrace: tracefs (%s) mounted on %s; SIGINT or SIGTERM unmounts\n", e.dialect.Name, dir)
+			if os.Getenv(daemonEnv) == "1" {
+				// fusefs.Mount returned once the kernel answered a
+				// lookup in this mount: tell the waiting parent.
+				reportReady()
+			}
 			done := make(chan struct{})
 			go func() { srv.Wait(); close(done) }()
 			select {
@@ -229,16 +248,31 @@ func detachAll(w *world) {
 // daemonEnv marks the background copy of `ktrace mount --daemon`.
 const daemonEnv = "KTRACE_MOUNT_DAEMON"
 
+// daemonReadyFD is the descriptor on which the background copy reports
+// that its mount answers: the write end of a pipe from startDaemon.
+const daemonReadyFD = 3
+
+// daemonReady is the line the background copy writes on daemonReadyFD.
+const daemonReady = "ready"
+
+// reportReady tells startDaemon that the mount is up.
+func reportReady() {
+	f := os.NewFile(daemonReadyFD, "ready")
+	if f == nil {
+		return
+	}
+	fmt.Fprintln(f, daemonReady)
+	f.Close()
+}
+
 // startDaemon runs this `ktrace mount` again in a new session, with its
-// output in a temporary log, and returns once dir is mounted (printing the
-// server's pid) or the server has failed (printing its log and exiting with
-// its status).
+// output in a temporary log, and returns once that server reports its own
+// mount of dir answering (printing the server's pid), or once the server
+// has failed (printing its log and exiting with its status). A mount
+// already on dir, dead or alive, does not count: the server clears a dead
+// one and refuses to stack on a live one.
 func startDaemon(cmd *cobra.Command, dir string) error {
 	exe, err := os.Executable()
-	if err != nil {
-		return failf(exitRejected, "mount: --daemon: %w", err)
-	}
-	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return failf(exitRejected, "mount: --daemon: %w", err)
 	}
@@ -254,55 +288,64 @@ func startDaemon(cmd *cobra.Command, dir string) error {
 	}
 	defer os.Remove(log.Name())
 	defer log.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return failf(exitRejected, "mount: --daemon: %w", err)
+	}
+	defer readyR.Close()
 	child := exec.Command(exe, args...)
 	child.Env = append(os.Environ(), daemonEnv+"=1")
 	child.Stdout, child.Stderr = log, log
+	child.ExtraFiles = []*os.File{readyW} // daemonReadyFD
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := child.Start(); err != nil {
+	err = child.Start()
+	readyW.Close()
+	if err != nil {
 		return failf(exitRejected, "mount: --daemon: %w", err)
 	}
+	// The pipe ends with "ready" when the mount answers, or with nothing
+	// when the server exits (or closes it) first.
+	ready := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(readyR).ReadString('\n')
+		ready <- strings.TrimSpace(line) == daemonReady
+	}()
 	exited := make(chan error, 1)
 	go func() { exited <- child.Wait() }()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
+	failed := func(err error) error {
+		out, _ := os.ReadFile(log.Name())
+		cmd.ErrOrStderr().Write(out)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() > 0 {
+			return &exitError{code: ee.ExitCode(), quiet: true}
+		}
+		return failf(exitRejected, "mount: --daemon: the server ended before mounting %s (%v)", dir, err)
+	}
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
-		case err := <-exited:
-			out, _ := os.ReadFile(log.Name())
-			cmd.ErrOrStderr().Write(out)
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				return &exitError{code: ee.ExitCode(), quiet: true}
-			}
-			return failf(exitRejected, "mount: --daemon: the server exited before mounting %s", dir)
-		case <-timeout:
-			child.Process.Signal(syscall.SIGTERM)
-			return failf(exitRejected, "mount: --daemon: %s not mounted after 30s", dir)
-		case <-tick.C:
-			if isMountPoint(abs) {
+		case ok := <-ready:
+			if ok {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d\n", child.Process.Pid)
 				return nil
 			}
-		}
-	}
-}
-
-// isMountPoint reports whether dir is a mount point of a ktrace FUSE mount
-// in this mount namespace.
-func isMountPoint(dir string) bool {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		// mount point is field 5; the fs type follows the "-" separator.
-		for i, x := range f {
-			if x == "-" && len(f) > 4 && f[4] == dir && i+1 < len(f) && f[i+1] == "fuse.ktrace" {
-				return true
+			// Not ready: the server is ending; its status says why.
+			select {
+			case err := <-exited:
+				return failed(err)
+			case <-timeout:
+				child.Process.Signal(syscall.SIGTERM)
+				return failf(exitRejected, "mount: --daemon: the server gave up on %s without exiting", dir)
 			}
+		case err := <-exited:
+			// The ready line may still be in the pipe.
+			if <-ready {
+				return failf(exitRejected, "mount: --daemon: the server mounted %s and then exited: %v", dir, err)
+			}
+			return failed(err)
+		case <-timeout:
+			child.Process.Signal(syscall.SIGTERM)
+			return failf(exitRejected, "mount: --daemon: %s not mounted after 30s", dir)
 		}
 	}
-	return false
 }
