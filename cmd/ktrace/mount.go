@@ -121,7 +121,9 @@ header only and reads of trace_pipe end at once.`,
 				case !allowOther:
 					fmt.Fprintln(stderr, "ktrace: note: without --allow-other only the invoking user can reach the mount; --uid and --mode grant others nothing")
 				case live:
-					fmt.Fprintln(stderr, "ktrace: warning: this mount attaches probes to the running kernel; the users --uid and --mode let in read what they record (trace, trace_pipe), and --uid's user defines and enables probes")
+					for _, l := range liveAccessWarnings(w, acc) {
+						fmt.Fprintln(stderr, "ktrace: warning: this mount attaches probes to the running kernel: "+l)
+					}
 				}
 			}
 			fmt.Fprintf(stderr, "ktrace: tracefs (%s) mounted on %s; SIGINT or SIGTERM unmounts\n", e.dialect.Name, dir)
@@ -231,6 +233,27 @@ func (a *mountAccess) grantsOthers() bool {
 	return (a.opts.UID != nil && *a.opts.UID != a.root.UID) || (a.opts.Mode != nil && *a.opts.Mode&0o077 != 0)
 }
 
+// liveAccessWarnings says who besides the invoking user can define and
+// enable probes on the mount (the owner of kprobe_events, if another user)
+// and who can read what they record (the group, when the root directory
+// lets it in).
+func liveAccessWarnings(w *world, acc *mountAccess) []string {
+	var out []string
+	if fi, err := w.fs.Stat("kprobe_events"); err == nil {
+		if o, ok := fi.Sys().(tracefs.Owner); ok && o.UID != acc.root.UID {
+			out = append(out, fmt.Sprintf("uid %d can define and enable them", o.UID))
+		}
+	}
+	root, err := w.fs.Stat(".")
+	if err != nil {
+		return out
+	}
+	if o, ok := root.Sys().(tracefs.Owner); ok && root.Mode().Perm()&0o050 == 0o050 {
+		out = append(out, fmt.Sprintf("group %d can read what they record (trace, trace_pipe) and the definitions", o.GID))
+	}
+	return out
+}
+
 // detachAll disables (through the backend, which detaches attached
 // probes) and removes every event, so that nothing the mount created
 // outlives it.
@@ -267,10 +290,11 @@ func reportReady() {
 
 // startDaemon runs this `ktrace mount` again in a new session, with its
 // output in a temporary log, and returns once that server reports its own
-// mount of dir answering (printing the server's pid), or once the server
-// has failed (printing its log and exiting with its status). A mount
-// already on dir, dead or alive, does not count: the server clears a dead
-// one and refuses to stack on a live one.
+// mount of dir answering (printing the log so far on stderr and the
+// server's pid on stdout), or once the server has failed (printing its log
+// and exiting with its status). A mount already on dir, dead or alive,
+// does not count: the server clears a dead one and refuses to stack on a
+// live one.
 func startDaemon(cmd *cobra.Command, dir string) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -326,6 +350,11 @@ func startDaemon(cmd *cobra.Command, dir string) error {
 		select {
 		case ok := <-ready:
 			if ok {
+				// What the server said while mounting (the backend,
+				// warnings) goes to the caller's stderr.
+				if out, err := os.ReadFile(log.Name()); err == nil {
+					cmd.ErrOrStderr().Write(out)
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%d\n", child.Process.Pid)
 				return nil
 			}

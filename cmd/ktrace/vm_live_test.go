@@ -252,6 +252,9 @@ func TestShLiveVM(t *testing.T) {
 				if n := strings.Count(users, "Permission denied"); n != 6 {
 					t.Errorf("ktrace mount: %d EACCES refusals, want 6 (add, enable, disable, filter, ls, other's add):\n%s", n, users)
 				}
+				if merr := vmSection(s, "MERR"); !strings.Contains(merr, "ktrace: warning: this mount attaches probes to the running kernel: group 1000 can read") {
+					t.Errorf("ktrace mount --gid 1000 --mode 0750 on a live mount: no warning on stderr:\n%s", merr)
+				}
 				if profileHits(t, vmSection(s, "MPROFILE")) == 0 {
 					t.Errorf("ktrace mount: kprobe_profile shows no hits:\n%s", vmSection(s, "MPROFILE"))
 				}
