@@ -49,6 +49,17 @@ type Maps struct {
 	// function arguments a return probe saved at entry. They may be nil
 	// when no probe uses entry data.
 	EntryDepth, EntryData asm.FDer
+	// Probes (BPF_MAP_TYPE_ARRAY keyed by probe index, value ProbeInfo)
+	// gives programs shared by several probes (ProbeProgram.Cookie) each
+	// probe's event ID and IP. It may be nil when no program is shared.
+	Probes asm.FDer
+}
+
+// ProbeInfo is a value of the Probes map: what a shared program cannot
+// hold as constants.
+type ProbeInfo struct {
+	IP      uint64 // __probe_ip, or __probe_func for return kinds
+	EventID uint64 // common_type
 }
 
 // CounterSize is the value size of the Counters map.
@@ -93,6 +104,13 @@ type ProbeProgram struct {
 	// ring buffer would otherwise feed probes on the functions it calls
 	// (kfree, vfs_read, ...) and fill the ring with its own hits.
 	IgnoreTgid uint32
+	// Cookie compiles a program that serves several probes of the same
+	// shape, attached through one multi link whose attach cookie is the
+	// probe's index: Index, EventID and IP are then read at run time
+	// (the cookie, and the Probes map) instead of being constants. Not
+	// for raw tracepoints, probes whose IP needs the ENDBR check, or
+	// return probes that save entry data.
+	Cookie bool
 	// OnlyPid, when not 0, is the one process (thread group id) or thread
 	// whose hits the program records; the others are counted and dropped
 	// before anything is written.
@@ -128,8 +146,11 @@ const (
 	// stkEnd is the end of the record's used part (u64): the fixed
 	// part, then the end of the last string written. Only that much is
 	// sent, so a string slot costs the string's length, not the slot's.
-	stkEnd   = -56
-	taskSize = 0x00007ffffffff000
+	stkEnd = -56
+	// stkCookie holds the attach cookie (the probe index) of a shared
+	// program.
+	stkCookie = -64
+	taskSize  = 0x00007ffffffff000
 )
 
 // ErrUnsupported is wrapped by compile errors for fetch programs ktrace
@@ -283,8 +304,17 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	if p.Layout.ScratchSize() > 1<<15-1 {
 		return nil, fmt.Errorf("fetchargs: compile: record of %d bytes too large", p.Layout.ScratchSize())
 	}
+	if p.Cookie && (p.RawTracepoint || p.EndbrIP || (p.Return && len(p.Layout.EntrySlots) > 0)) {
+		return nil, fmt.Errorf("fetchargs: compile: a shared program cannot serve this probe")
+	}
 	e := &emitter{p: p, maps: m}
 	e.emit(asm.Mov.Reg(rCtx, asm.R1))
+	if p.Cookie {
+		e.emit(
+			asm.FnGetAttachCookie.Call(),
+			asm.StoreMem(asm.R10, stkCookie, asm.R0, asm.DWord),
+		)
+	}
 	if err := e.prologue(); err != nil {
 		return nil, err
 	}
@@ -309,7 +339,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 
 // counter adds 1 to the probe's hits (field 0) or misses (field 8).
 func (e *emitter) counter(field int16) error {
-	e.emit(asm.StoreImm(asm.R10, stkKey, int64(e.p.Index), asm.Word))
+	e.indexKey()
 	if err := e.lookup(e.maps.Counters, stkKey); err != nil {
 		return err
 	}
@@ -324,6 +354,19 @@ func (e *emitter) counter(field int16) error {
 	)
 	e.mark(skip)
 	return nil
+}
+
+// indexKey stores the probe's index at stkKey: a constant, or the attach
+// cookie of a shared program.
+func (e *emitter) indexKey() {
+	if e.p.Cookie {
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R10, stkCookie, asm.Word),
+			asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
+		)
+		return
+	}
+	e.emit(asm.StoreImm(asm.R10, stkKey, int64(e.p.Index), asm.Word))
 }
 
 // prologue counts the hit and finds this CPU's scratch value (rBuf).
@@ -387,14 +430,41 @@ func (e *emitter) header() error {
 		asm.StoreMem(rBuf, 0, asm.R0, asm.DWord),
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(rBuf, 8, asm.R0, asm.Word),
-		asm.StoreImm(rBuf, 12, int64(e.p.Index), asm.Word),
 		asm.Mov.Reg(asm.R1, rBuf),
 		asm.Add.Imm(asm.R1, 16),
 		asm.Mov.Imm(asm.R2, 16),
 		asm.FnGetCurrentComm.Call(),
-		asm.StoreImm(rBuf, recOff(0), int64(e.p.EventID), asm.Half),
 		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
 	)
+	if e.p.Cookie {
+		// Index from the cookie; event ID and IP from the Probes map.
+		e.indexKey()
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R10, stkKey, asm.Word),
+			asm.StoreMem(rBuf, 12, asm.R1, asm.Word),
+		)
+		if err := e.lookup(e.maps.Probes, stkKey); err != nil {
+			return err
+		}
+		found := e.newLabel()
+		e.emit(
+			asm.JNE.Imm(asm.R0, 0, found),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		e.mark(found)
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
+			asm.StoreMem(rBuf, recOff(0), asm.R1, asm.Half),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.StoreMem(rBuf, recOff(8), asm.R1, asm.DWord),
+		)
+	} else {
+		e.emit(
+			asm.StoreImm(rBuf, 12, int64(e.p.Index), asm.Word),
+			asm.StoreImm(rBuf, recOff(0), int64(e.p.EventID), asm.Half),
+		)
+	}
 	if e.p.RawTracepoint && e.p.IP == 0 {
 		return fmt.Errorf("fetchargs: compile: a tracepoint program needs its IP")
 	}
@@ -414,7 +484,9 @@ func (e *emitter) header() error {
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
 	)
-	if e.p.IP != 0 && e.p.EndbrIP && !e.p.Return && !e.p.RawTracepoint {
+	if e.p.Cookie {
+		// The IP came from the Probes map above.
+	} else if e.p.IP != 0 && e.p.EndbrIP && !e.p.Return && !e.p.RawTracepoint {
 		keep := e.newLabel()
 		e.emit(
 			asm.Mov.Reg(asm.R1, asm.R10),
@@ -941,6 +1013,9 @@ func CompileEntry(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	}
 	if 8*len(slots) > p.EntryDataSize {
 		return nil, fmt.Errorf("fetchargs: compile entry: %d slots exceed entry data of %d bytes", len(slots), p.EntryDataSize)
+	}
+	if p.Cookie {
+		return nil, fmt.Errorf("fetchargs: compile entry: a shared program cannot save entry data")
 	}
 	e := &emitter{p: p, maps: m}
 	e.emit(asm.Mov.Reg(rCtx, asm.R1))

@@ -11,7 +11,7 @@ import (
 
 // Maps are the kernel objects a session's programs share.
 type Maps struct {
-	Ring, Scratch, Counters, EntryDepth, EntryData *ebpf.Map
+	Ring, Scratch, Counters, EntryDepth, EntryData, Probes *ebpf.Map
 }
 
 // DefaultRingSize is the ring buffer size (bytes, a power of two): it
@@ -51,6 +51,7 @@ func NewMaps(p *Plan, ringSize int) (*Maps, error) {
 	}{
 		{&m.Ring, &ebpf.MapSpec{Name: "ktrace_ring", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)}},
 		{&m.Scratch, &ebpf.MapSpec{Name: "ktrace_scratch", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(scratch), MaxEntries: uint32(cpus)}},
+		{&m.Probes, &ebpf.MapSpec{Name: "ktrace_probes", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: uint32(max(1, len(p.Probes)))}},
 		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: fetchargs.CounterSize, MaxEntries: uint32(max(1, len(p.Probes)))}},
 	}
 	if p.EntryDataSize > 0 {
@@ -78,7 +79,7 @@ func NewMaps(p *Plan, ringSize int) (*Maps, error) {
 
 // Compiler returns the compiler's view of the maps.
 func (m *Maps) Compiler() *fetchargs.Maps {
-	fm := &fetchargs.Maps{Ring: m.Ring, Scratch: m.Scratch, Counters: m.Counters}
+	fm := &fetchargs.Maps{Ring: m.Ring, Scratch: m.Scratch, Counters: m.Counters, Probes: m.Probes}
 	if m.EntryDepth != nil {
 		fm.EntryDepth, fm.EntryData = m.EntryDepth, m.EntryData
 	}
@@ -111,7 +112,7 @@ func (m *Maps) CPUCounts(i uint32) ([][2]uint64, error) {
 // Close releases every map.
 func (m *Maps) Close() error {
 	var errs []error
-	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData} {
+	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData, m.Probes} {
 		if mp != nil {
 			errs = append(errs, mp.Close())
 		}

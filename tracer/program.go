@@ -1,8 +1,10 @@
 package tracer
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -22,6 +24,16 @@ type Probe struct {
 	Layout *fetchargs.Layout
 	Main   *ebpf.ProgramSpec
 	Entry  *ebpf.ProgramSpec
+	// Shared is the probe's program in the form several probes of the
+	// same shape can share through one multi link (the attach cookie is
+	// the probe's index, see fetchargs.ProbeProgram.Cookie); nil when the
+	// probe cannot share. Probes whose Shared programs are equal share
+	// one; ShareKey says which.
+	Shared   *ebpf.ProgramSpec
+	ShareKey string
+	// Info is the probe's entry in the Probes map that shared programs
+	// read.
+	Info fetchargs.ProbeInfo
 }
 
 // Plan is the set of probes of one tracing session with the sizes of the
@@ -42,6 +54,9 @@ type Plan struct {
 	// OnlyPid is the process or thread whose hits alone are recorded
 	// (fetchargs.ProbeProgram.OnlyPid; 0: all).
 	OnlyPid uint32
+	// Multi says that fprobes attach through kprobe-multi links, so that
+	// fprobes of the same shape can share one program and one link.
+	Multi bool
 }
 
 // ErrPending is wrapped when a probe cannot be traced because the kernel
@@ -173,6 +188,24 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, plan *Plan) erro
 	if ent != nil {
 		pr.Entry = progSpec(name+"_e", ent)
 	}
+	pr.Info = fetchargs.ProbeInfo{IP: pp.IP, EventID: uint64(pr.Event.ID)}
+	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit) {
+		if pr.Info.IP == 0 {
+			// __probe_func of an fexit: the function's address, what
+			// bpf_get_func_ip gives the unshared program.
+			pr.Info.IP, _ = m.LookupName(pr.Probe.Symbol)
+		}
+		if pr.Info.IP != 0 && !strings.ContainsAny(pr.Probe.Symbol, "*?[") {
+			shared := *pp
+			shared.Cookie = true
+			sins, err := fetchargs.Compile(&shared, maps)
+			if err != nil {
+				return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
+			}
+			pr.Shared = progSpec("ktrace_shared", sins)
+			pr.ShareKey = pr.Event.Kind.String() + "\n" + insKey(sins)
+		}
+	}
 	return nil
 }
 
@@ -222,4 +255,26 @@ func endbrIP(m *kernel.Model, pr *Probe) bool {
 	}
 	fn, ok := m.FuncAt(pr.Probe.Addr)
 	return ok && pr.Probe.Addr-fn.Addr == 4
+}
+
+// insKey is a compact identity of an instruction stream, equal for equal
+// programs: every field of every instruction, and the symbol, reference
+// and map each one carries. Formatting the instructions as text would do
+// the same, at many times the cost, for a thousand probes.
+func insKey(ins asm.Instructions) string {
+	b := make([]byte, 0, 24*len(ins))
+	for _, in := range ins {
+		b = binary.LittleEndian.AppendUint16(b, uint16(in.OpCode))
+		b = append(b, byte(in.Dst), byte(in.Src))
+		b = binary.LittleEndian.AppendUint16(b, uint16(in.Offset))
+		b = binary.LittleEndian.AppendUint64(b, uint64(in.Constant))
+		b = append(b, in.Symbol()...)
+		b = append(b, 0)
+		b = append(b, in.Reference()...)
+		b = append(b, 0)
+		if m := in.Map(); m != nil {
+			b = binary.LittleEndian.AppendUint32(b, uint32(m.FD()))
+		}
+	}
+	return string(b)
 }

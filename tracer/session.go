@@ -92,6 +92,7 @@ func Open(cfg Config) (s *Session, err error) {
 	if s.maps, err = NewMaps(plan, cfg.RingSize); err != nil {
 		return nil, err
 	}
+	plan.Multi = cfg.KprobeMulti
 	plan.IgnoreTgid = uint32(cfg.IgnoreTgid)
 	plan.OnlyPid = uint32(cfg.OnlyPid)
 	if err = plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
@@ -104,8 +105,20 @@ func Open(cfg Config) (s *Session, err error) {
 		}
 	}
 	for _, p := range plan.Probes {
-		if err = s.attach(cfg, p); err != nil {
-			return nil, err
+		if err = s.maps.Probes.Put(p.Index, p.Info); err != nil {
+			return nil, fmt.Errorf("tracer: probe table: %w", err)
+		}
+	}
+	for _, batch := range shareBatches(plan) {
+		if len(batch) > 1 && s.attachShared(batch) == nil {
+			continue
+		}
+		// One probe, or a shared link the kernel refused: each probe
+		// alone, so that an error names the line that cannot attach.
+		for _, p := range batch {
+			if err = s.attach(cfg, p); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if s.reader, err = ringbuf.NewReader(s.maps.Ring); err != nil {
@@ -219,6 +232,73 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 	return nil
 }
 
+// shareBatches splits the plan's probes into attach batches, in plan
+// order: the probes of one shared program (the same ShareKey) whose
+// functions are all different go together, each through one multi link;
+// every other probe is a batch of its own.
+func shareBatches(plan *Plan) [][]*Probe {
+	var out [][]*Probe
+	open := map[string][]int{} // share key -> indices into out of batches still taking probes
+	for _, p := range plan.Probes {
+		if p.Shared == nil {
+			out = append(out, []*Probe{p})
+			continue
+		}
+		placed := false
+		for _, bi := range open[p.ShareKey] {
+			dup := false
+			for _, q := range out[bi] {
+				if q.Probe.Symbol == p.Probe.Symbol {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				out[bi] = append(out[bi], p)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			open[p.ShareKey] = append(open[p.ShareKey], len(out))
+			out = append(out, []*Probe{p})
+		}
+	}
+	return out
+}
+
+// attachShared loads the shared program of a batch once and attaches it
+// to every function of the batch through one kprobe-multi (fentry) or
+// kretprobe-multi (fexit) link, each function's cookie being its probe's
+// index. One link is one ftrace update for the whole batch, where a link
+// per function costs one each, to attach and again to detach.
+func (s *Session) attachShared(batch []*Probe) error {
+	prog, err := s.load(batch[0].Shared, true)
+	if err != nil {
+		return err
+	}
+	opts := link.KprobeMultiOptions{}
+	for _, p := range batch {
+		sym := p.Probe.Symbol
+		if i := strings.IndexByte(sym, ':'); i >= 0 {
+			sym = sym[i+1:]
+		}
+		opts.Symbols = append(opts.Symbols, sym)
+		opts.Cookies = append(opts.Cookies, uint64(p.Index))
+	}
+	var l link.Link
+	if batch[0].Event.Kind == events.Fexit {
+		l, err = link.KretprobeMulti(prog, opts)
+	} else {
+		l, err = link.KprobeMulti(prog, opts)
+	}
+	if err != nil {
+		return err
+	}
+	s.links = append(s.links, l)
+	return nil
+}
+
 // tracefsOnly reports whether probe p can only be created through tracefs:
 // a kretprobe whose maxactive differs from the kernel's default, which the
 // perf kprobe PMU cannot set.
@@ -234,6 +314,13 @@ func needsTracefs(m *kernel.Model, plan *Plan) bool {
 	}
 	return false
 }
+
+// Programs returns how many programs the session loaded.
+func (s *Session) Programs() int { return len(s.progs) }
+
+// Links returns how many links attach the session's programs: fewer than
+// probes where probes share a program and a multi link.
+func (s *Session) Links() int { return len(s.links) }
 
 // Plan returns the session's probes.
 func (s *Session) Plan() *Plan { return s.plan }

@@ -223,13 +223,20 @@ func loadAll(m *kernel.Model, evs []*events.Event) (progs, entries int, err erro
 	defer maps.Close()
 	// As ktrace record compiles them: with its own hits filtered out.
 	plan.IgnoreTgid = uint32(os.Getpid())
+	// Fprobes share programs through kprobe-multi links where the kernel
+	// has them, as record attaches them.
+	plan.Multi = m.Config("CONFIG_FPROBE") == "y"
 	if err := plan.Compile(m, maps.Compiler()); err != nil {
 		return 0, 0, err
 	}
 	for _, pr := range plan.Probes {
-		for _, spec := range []*ebpf.ProgramSpec{pr.Main, pr.Entry} {
+		for _, spec := range []*ebpf.ProgramSpec{pr.Main, pr.Entry, pr.Shared} {
 			if spec == nil {
 				continue
+			}
+			if spec == pr.Shared {
+				spec = spec.Copy()
+				spec.AttachType = ebpf.AttachTraceKprobeMulti
 			}
 			p, err := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogSizeStart: 1 << 20})
 			if err != nil {
@@ -240,7 +247,7 @@ func loadAll(m *kernel.Model, evs []*events.Event) (progs, entries int, err erro
 				return progs, entries, err
 			}
 			p.Close()
-			if spec == pr.Main {
+			if spec != pr.Entry {
 				progs++
 			} else {
 				entries++

@@ -75,6 +75,14 @@ var traceDefs = []traceDef{
 	// fprobes (dynamic_events f lines exist on 6.12 only).
 	{line: `f:t_fent do_sys_openat2 dfd fn=+0(filename):ustring`, kernels: only612, cross: true},
 	{line: `f:t_fexit do_sys_openat2%return $retval dfd`, kernels: only612, cross: true},
+	// fprobes of one shape on several functions: on 6.12 one shared
+	// program and one kprobe-multi (kretprobe-multi) link serve them all,
+	// the attach cookie naming the event.
+	{line: `f:t_fs1 vfs_read c=$comm n=$arg3:u64`, kernels: only612, cross: true},
+	{line: `f:t_fs2 vfs_write c=$comm n=$arg3:u64`, kernels: only612, cross: true},
+	{line: `f:t_fs3 ksys_read c=$comm n=$arg3:u64`, kernels: only612, cross: true},
+	{line: `f:t_fx1 vfs_read%return r=$retval:s64`, kernels: only612, cross: true},
+	{line: `f:t_fx2 vfs_write%return r=$retval:s64`, kernels: only612, cross: true},
 	// t events (6.12): the tracepoint's arguments by BTF name and $argN.
 	{line: `t:t_exec sched_process_exec comm=p->comm:string old=old_pid:s32 file=bprm->filename:string argc=$arg3`, kernels: only612, skip: []string{"6.1"}},
 	// A kretprobe with an explicit maxactive (tracefs fallback).
@@ -286,6 +294,22 @@ func TestRecordVM(t *testing.T) {
 	for _, k := range ks {
 		r := runs[k.Name]
 		t.Logf("%s summary:\n%s", k.Name, r.summary)
+		if k.Name == "6.12" {
+			// The fprobes of one shape share a program and a multi link:
+			// t_fs1-3 one, t_fx1-2 another. Unshared, there would be a
+			// program and a link per probe plus three entry programs
+			// (t_rargs, t_rbtf, t_fexit save arguments at entry); sharing
+			// saves three.
+			var probes, progs, links int
+			if m := attachedLine.FindStringSubmatch(r.summary); m != nil {
+				fmt.Sscan(m[1], &probes)
+				fmt.Sscan(m[2], &progs)
+				fmt.Sscan(m[3], &links)
+			}
+			if probes == 0 || progs > probes+3-3 || links > probes+3-3 {
+				t.Errorf("6.12: %d probes in %d programs and %d links; the shared fprobes did not share", probes, progs, links)
+			}
+		}
 		var same, cross, ipSame, hits int
 		for _, d := range traceDefs {
 			ev := d.event()
@@ -346,6 +370,9 @@ func TestRecordVM(t *testing.T) {
 		checkSymstr(t, k.Name, r.ktrace["t_symstr"])
 	}
 }
+
+// attachedLine is record's summary of what it attached.
+var attachedLine = regexp.MustCompile(`attached (\d+) probes in \S+ \((\d+) programs, (\d+) links\)`)
 
 // checkSymstr requires each t_symstr hit to print the symstr argument as
 // the quoted text of the same address printed as a symbol.

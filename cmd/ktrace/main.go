@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +55,33 @@ func main() {
 	// A copy of ktrace started to remove a dead ktrace's tracefs probes
 	// does only that (tracer.StartReaper).
 	tracer.RunReaperIfAsked()
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	stop := startProfile(os.Getenv("KTRACE_CPUPROFILE"))
+	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// startProfile writes a CPU profile of the whole run to path when it is
+// set (KTRACE_CPUPROFILE: where ktrace's own time goes, on the machine it
+// traces); it returns the function that ends it.
+func startProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ktrace: KTRACE_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "ktrace: KTRACE_CPUPROFILE: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // run executes ktrace with args and returns the exit code.

@@ -104,11 +104,14 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*session, []*eve
 			want[key(ev)] = true
 		}
 	}
+	// The lines' events are those whose probes the lines changed: one
+	// look before and one after, not one per line (a thousand lines
+	// would copy the registry a thousand times).
+	before := map[string]int{}
+	for _, ev := range s.w.reg.Events() {
+		before[key(ev)] = len(ev.Probes)
+	}
 	for _, line := range lines {
-		before := map[string]int{}
-		for _, ev := range s.w.reg.Events() {
-			before[key(ev)] = len(ev.Probes)
-		}
 		if res := s.w.writeLine(defaultFile(line), line); res.errno != 0 {
 			for _, l := range res.logs {
 				fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
@@ -116,10 +119,10 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*session, []*eve
 			return nil, nil, failf(exitRejected, "record: %q: %s", line, strerror(res.errno))
 		}
 		reportNeeds(stderr, s.w.reg.Model(), line)
-		for _, ev := range s.w.reg.Events() {
-			if n, ok := before[key(ev)]; !ok || n != len(ev.Probes) {
-				want[key(ev)] = true
-			}
+	}
+	for _, ev := range s.w.reg.Events() {
+		if n, ok := before[key(ev)]; !ok || n != len(ev.Probes) {
+			want[key(ev)] = true
 		}
 	}
 	var evs []*events.Event
@@ -187,6 +190,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	}
 	defer sess.Close()
 	attachTime := time.Since(attachStart)
+	programs, links := sess.Programs(), sess.Links()
 
 	out := stdout
 	if o.file != "" {
@@ -294,7 +298,7 @@ loop:
 		child.Process.Signal(syscall.SIGTERM)
 		childErr = <-done
 	}
-	fmt.Fprintf(stderr, "ktrace: attached %d probes in %s\n", len(sess.Plan().Probes), attachTime.Round(time.Millisecond))
+	fmt.Fprintf(stderr, "ktrace: attached %d probes in %s (%d programs, %d links)\n", len(sess.Plan().Probes), attachTime.Round(time.Millisecond), programs, links)
 	printSummary(stderr, sess, printed, total, bad, time.Since(start))
 	if ee := (*exec.ExitError)(nil); errors.As(childErr, &ee) {
 		fmt.Fprintf(stderr, "ktrace: %s: %v\n", command[0], childErr)
