@@ -71,10 +71,11 @@ type Model struct {
 	addrKeys []uint64
 	modules  map[string]bool
 
-	blacklist []addrRange // sorted by start
-	blMerged  []addrRange // union of the blacklist ranges, sorted
-	ftrace    map[string]struct{}
-	config    map[string]string
+	blacklist      []addrRange // sorted by start
+	blacklistKnown bool
+	blMerged       []addrRange // union of the blacklist ranges, sorted
+	ftrace         map[string]struct{}
+	config         map[string]string
 
 	btfOnce sync.Once
 	btfOpen func() ([]byte, error) // nil when the snapshot has no BTF
@@ -223,6 +224,10 @@ func (m *Model) Blacklisted(addr uint64) bool {
 	i := sort.Search(len(bl), func(i int) bool { return bl[i].start > addr })
 	return i > 0 && addr < bl[i-1].end
 }
+
+// BlacklistKnown reports whether the model has the kprobe blacklist (a
+// host without debugfs mounted shows none).
+func (m *Model) BlacklistKnown() bool { return m.blacklistKnown }
 
 // BlacklistEntry returns the name of a blacklist entry holding addr.
 func (m *Model) BlacklistEntry(addr uint64) (string, bool) {

@@ -133,6 +133,7 @@ func load(src snapshotSource) (*Model, error) {
 			return nil, m.errorf("%s: %w", FileBlacklist, err)
 		}
 		m.blMerged = mergeRanges(m.blacklist)
+		m.blacklistKnown = true
 		m.addFact("kprobe blacklist", strconv.Itoa(len(m.blacklist))+" ranges", src.origin(FileBlacklist))
 	} else {
 		m.addFact("kprobe blacklist", "unknown", "not readable ("+src.origin(FileBlacklist)+"): blacklisted places are refused only when a probe is attached")

@@ -189,7 +189,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, plan *Plan) erro
 		pr.Entry = progSpec(name+"_e", ent)
 	}
 	pr.Info = fetchargs.ProbeInfo{IP: pp.IP, EventID: uint64(pr.Event.ID)}
-	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit) {
+	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || entryKprobe(m, pr, args)) {
 		if pr.Info.IP == 0 {
 			// __probe_func of an fexit: the function's address, what
 			// bpf_get_func_ip gives the unshared program.
@@ -277,4 +277,38 @@ func insKey(ins asm.Instructions) string {
 		}
 	}
 	return string(b)
+}
+
+// entryKprobe reports whether kprobe pr can be served by a kprobe-multi
+// link like an fprobe: a symbol probe on the function's entry (its ftrace
+// call site, where the kernel's kprobe is itself ftrace based and sees
+// the same registers), with no argument reading %ip (ftrace's pt_regs
+// hold the call's return address there, a kprobe's the probe address +
+// 1), on a model that knows the kprobe blacklist (a kprobe-multi link
+// does not check it, the kernel's kprobe would).
+func entryKprobe(m *kernel.Model, pr *Probe, args []*fetchargs.Arg) bool {
+	p := pr.Probe
+	if pr.Event.Kind != events.Kprobe || p.Symbol == "" || p.Addr == 0 || !m.BlacklistKnown() {
+		return false
+	}
+	site, errno := m.ResolveKprobeSymbol(p.Symbol, p.Offset)
+	if errno != 0 || !site.OnEntry || site.Addr != p.Addr || m.WithinNotraceFunc(p.Addr) {
+		return false
+	}
+	ipOff, ok := m.Arch().Regs[ipReg(m.Arch())]
+	for _, a := range args {
+		for _, op := range a.Ops {
+			if op.Code == fetchargs.OpReg && ok && op.Param == uint32(ipOff) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func ipReg(a *kernel.Arch) string {
+	if a.Name == "arm64" {
+		return "pc"
+	}
+	return "ip"
 }
