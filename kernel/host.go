@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Paths of the running system's introspection files.
@@ -183,7 +185,7 @@ func (h *hostSource) read(name string) ([]byte, error) {
 
 // readHostFile reads path, adding hint to permission and existence errors.
 func readHostFile(path, hint string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := readProcFile(path)
 	if err != nil {
 		if hint != "" && (errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)) {
 			return nil, fmt.Errorf("host kernel: %w (%s)", err, hint)
@@ -191,6 +193,48 @@ func readHostFile(path, hint string) ([]byte, error) {
 		return nil, fmt.Errorf("host kernel: %w", err)
 	}
 	return b, nil
+}
+
+// readProcFile reads a whole file of /proc, /sys or tracefs. These show
+// size 0, so os.ReadFile starts from 512 bytes and doubles: for a 7 MB
+// kallsyms that is a dozen copies and as many zeroed buffers, which on a
+// slow machine were most of ktrace's start-up. The file is read instead
+// into an anonymous mapping reserved large enough for any such file: the
+// kernel hands out zeroed pages as they are first written, nothing is
+// copied, and the mapping is never unmapped (the model keeps strings that
+// point into it, see parseKallsyms).
+func readProcFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const reserve = 1 << 30
+	buf, err := unix.Mmap(-1, 0, reserve, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return io.ReadAll(f)
+	}
+	n := 0
+	for n < len(buf) {
+		m, err := f.Read(buf[n:min(len(buf), n+1<<20)])
+		n += m
+		if err == io.EOF || (err == nil && m == 0) {
+			break
+		}
+		if err != nil {
+			unix.Munmap(buf)
+			return nil, err
+		}
+	}
+	if n == len(buf) {
+		unix.Munmap(buf)
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, reserve)
+	}
+	// Give back the untouched part of the reservation.
+	if keep := (n + os.Getpagesize() - 1) &^ (os.Getpagesize() - 1); keep < len(buf) {
+		unix.Munmap(buf[keep:])
+	}
+	return buf[:n:n], nil
 }
 
 // readHostConfig returns the running kernel's .config from /proc/config.gz,

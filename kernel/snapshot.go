@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Snapshot file names, as in a snapshot directory (see Capture).
@@ -204,8 +205,10 @@ func nextLine(b []byte) (line, rest []byte) {
 // the same way within their module. The last symbol of each group gets 0.
 func (m *Model) parseKallsyms(b []byte) error {
 	// One string holds all the text so that names are substrings of it
-	// rather than 150k separate allocations.
-	all := string(b)
+	// rather than 150k separate allocations. It is b itself, not a copy:
+	// the model takes b over, and its loaders hand it a buffer nothing
+	// else keeps (a fresh read, or a decompressed snapshot member).
+	all := unsafe.String(unsafe.SliceData(b), len(b))
 	n := strings.Count(all, "\n") + 1
 	m.syms = make([]Symbol, 0, n)
 	m.modules = make(map[string]bool)
@@ -372,8 +375,9 @@ func parseBlacklist(b []byte) ([]addrRange, error) {
 // line, module functions followed by " [module]". Both "func" and
 // "module:func" are indexed for module functions.
 func parseFilterFunctions(b []byte) map[string]struct{} {
-	// As for kallsyms, names are substrings of one copy of the text.
-	all := string(b)
+	// As for kallsyms, names are substrings of the text, which the model
+	// owns from here on.
+	all := unsafe.String(unsafe.SliceData(b), len(b))
 	set := make(map[string]struct{}, strings.Count(all, "\n")+1)
 	for len(all) > 0 {
 		var line string

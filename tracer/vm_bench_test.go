@@ -51,12 +51,16 @@ func benchFuncs(t *testing.T, k vmtest.Kernel, m *kernel.Model, n int) []string 
 	return out
 }
 
-// TestBenchVM reports, per pinned kernel, the per-hit overhead of a ktrace
-// probe against the kernel's own kprobe event on the same function and
-// workload in the same boot, and the time ktrace record takes to compile,
-// load and attach 1, 100 and 1000 kprobes and fprobes (kprobe-multi links
-// on 6.12, kprobes on 6.1). Under TCG the figures are noisy: they are
-// reported, not gated. Set KTRACE_VM_BENCH=1 to run it.
+// TestBenchVM reports, per pinned kernel in a guest with no build files,
+// the same-boot cost of getting probes in and out:
+//   - attach + detach of 1, 100 and 1000 kprobes (p:) and fprobes (f:) by
+//     ktrace record, against the kernel's define + enable + disable +
+//     clear of the same lines through tracefs (fprobes: 6.12 only);
+//   - one kprobe from ktrace's start to its exit with --duration 100ms,
+//     against the tracefs cycle define, enable, sleep 0.1, disable, clear.
+//
+// Figures under TCG are reported ("FIGURE" lines), not gated. Set
+// KTRACE_VM_BENCH=1 to run it (KTRACE_VM_BENCH_MAX caps the probe count).
 func TestBenchVM(t *testing.T) {
 	if os.Getenv("KTRACE_VM_BENCH") != "1" {
 		t.Skip("set KTRACE_VM_BENCH=1 to run the VM benchmarks")
@@ -66,9 +70,10 @@ func TestBenchVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kt, wl := guestBinaries(t)
-	const loops = 20000
-	attached := regexp.MustCompile(`attached (\d+) probes in (\S+)`)
+	kt, _ := guestBinaries(t)
+	summary := regexp.MustCompile(`attached (\d+) probes in (\S+) \((\d+) programs, (\d+) links\), detached in (\S+)`)
+	// uptime prints /proc/uptime's first field, in seconds.
+	const uptime = "read u _ < /proc/uptime; echo $u"
 	for _, k := range ks {
 		t.Run(k.Name, func(t *testing.T) {
 			m, err := kernel.LoadSnapshot(k.Dir)
@@ -76,59 +81,68 @@ func TestBenchVM(t *testing.T) {
 				t.Fatal(err)
 			}
 			funcs := benchFuncs(t, k, m, 1000)
+			files := map[string][]byte{"/bin/ktrace": kt}
 			var sc strings.Builder
-			w := fmt.Sprintf("/bin/workload open %d", loops)
-			fmt.Fprintf(&sc, "mkdir -p /tmp/ktrace-wl\n%s >/dev/null\n", w)
-			fmt.Fprintf(&sc, "echo @@BASE; %s; echo @@END-BASE\n", w)
-			fmt.Fprintf(&sc, "echo %s >> kprobe_events; echo 1 > events/kprobes/bench/enable\n", shQuote(benchLine))
-			fmt.Fprintf(&sc, "echo @@KERNEL; %s; echo @@END-KERNEL\n", w)
-			sc.WriteString("echo 0 > events/kprobes/bench/enable; echo > kprobe_events; echo > trace\n")
-			fmt.Fprintf(&sc, "echo @@KTRACE; /bin/ktrace --kernel host record %s -w /dev/null -- %s 2>/tmp/b.err; cat /tmp/b.err; echo @@END-KTRACE\n", shQuote(benchLine), w)
+			kernelKinds := map[string]bool{"p": true, "f": m.Config("CONFIG_FPROBE") == "y"}
 			for _, kind := range []string{"p", "f"} {
 				for _, n := range benchSizes() {
-					fmt.Fprintf(&sc, "echo @@ATTACH-%s-%d; /bin/ktrace --kernel host record --duration 1ms -w /dev/null", kind, n)
+					var lines, args strings.Builder
 					for i := 0; i < n; i++ {
-						fmt.Fprintf(&sc, " '%s:a%d %s'", kind, i, funcs[i])
+						fmt.Fprintf(&lines, "%s:bk/a%d %s\n", kind, i, funcs[i])
+						fmt.Fprintf(&args, " '%s:bk/a%d %s'", kind, i, funcs[i])
 					}
-					fmt.Fprintf(&sc, " 2>&1 | grep -E 'attached|ktrace: record'; echo @@END-ATTACH-%s-%d\n", kind, n)
+					name := fmt.Sprintf("%s-%d", kind, n)
+					files["/lines-"+name] = []byte(lines.String())
+					if kernelKinds[kind] {
+						fmt.Fprintf(&sc, "echo @@KCYCLE-%s; %s; cat /lines-%s >> dynamic_events; echo 1 > events/bk/enable; echo 0 > events/bk/enable; echo > dynamic_events; %s; echo @@END-KCYCLE-%s\n", name, uptime, name, uptime, name)
+					}
+					fmt.Fprintf(&sc, "echo @@KT-%s; %s; /bin/ktrace --kernel host record --duration 1ms -w /dev/null%s 2>/tmp/e; %s; grep attached /tmp/e; echo @@END-KT-%s\n", name, uptime, args.String(), uptime, name)
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			one := "p:bk/one vfs_read"
+			fmt.Fprintf(&sc, "echo @@KONE; %s; echo '%s' >> kprobe_events; echo 1 > events/bk/enable; sleep 0.1; echo 0 > events/bk/enable; echo > kprobe_events; %s; echo @@END-KONE\n", uptime, one, uptime)
+			fmt.Fprintf(&sc, "echo @@TONE; %s; /bin/ktrace --kernel host record --duration 100ms -w /dev/null '%s' 2>/tmp/e; %s; echo @@END-TONE\n", uptime, one, uptime)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
-			out, err := vmtest.Run(ctx, k, vmtest.Guest{
-				Script: sc.String(),
-				Files: map[string][]byte{
-					"/bin/ktrace":   kt,
-					"/bin/workload": wl,
-				},
-			})
+			out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: sc.String(), Files: files, CPUs: 2})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			s := string(out)
-			num := func(sec string) int { return nsPerOp(s, sec) }
-			base, kern, kt := num("BASE"), num("KERNEL"), num("KTRACE")
-			if base == 0 || kern == 0 || kt == 0 {
-				t.Fatalf("missing timings:\n%s", s)
+			span := func(sec string) float64 {
+				f := strings.Fields(section(s, sec))
+				if len(f) < 2 {
+					return 0
+				}
+				var a, b float64
+				fmt.Sscan(f[0], &a)
+				fmt.Sscan(f[1], &b)
+				return b - a
 			}
-			ko, to := kern-base, kt-base
-			ratio := 0.0
-			if ko > 0 {
-				ratio = float64(to) / float64(ko)
-			}
-			t.Logf("%s per-hit overhead on do_sys_openat2 (%d opens, TCG, 1 vCPU, ktrace's reader on the same CPU): base %d ns/op, kernel kprobe event %d ns/op (+%d), ktrace %d ns/op (+%d), ratio %.2f",
-				k.Name, loops, base, kern, ko, kt, to, ratio)
-			t.Logf("%s ktrace summary:\n%s", k.Name, section(s, "KTRACE"))
 			for _, kind := range []string{"p", "f"} {
 				for _, n := range benchSizes() {
-					sec := section(s, fmt.Sprintf("ATTACH-%s-%d", kind, n))
-					if mm := attached.FindStringSubmatch(sec); mm != nil {
-						t.Logf("%s: %d %s probes compiled, loaded and attached in %s", k.Name, n, map[string]string{"p": "kprobe", "f": "fprobe"}[kind], mm[2])
-					} else {
-						t.Errorf("%s: attaching %d %s probes failed:\n%s", k.Name, n, kind, sec)
+					name := fmt.Sprintf("%s-%d", kind, n)
+					mm := summary.FindStringSubmatch(section(s, "KT-"+name))
+					if mm == nil {
+						t.Errorf("%s: ktrace record with %d %s probes failed:\n%s", k.Name, n, kind, section(s, "KT-"+name))
+						continue
 					}
+					at, _ := time.ParseDuration(mm[2])
+					dt, _ := time.ParseDuration(mm[5])
+					line := fmt.Sprintf("FIGURE %s %d %s: ktrace attach %s + detach %s = %.2fs (%s programs, %s links), start to exit %.2fs",
+						k.Name, n, kind, mm[2], mm[5], (at + dt).Seconds(), mm[3], mm[4], span("KT-"+name))
+					if kc := span("KCYCLE-" + name); kc > 0 {
+						line += fmt.Sprintf("; kernel define+enable+disable+clear %.2fs; ratio %.2f", kc, (at+dt).Seconds()/kc)
+					}
+					t.Log(line)
 				}
 			}
+			ko, to := span("KONE"), span("TONE")
+			ratio := 0.0
+			if ko > 0 {
+				ratio = to / ko
+			}
+			t.Logf("FIGURE %s one kprobe: ktrace start to exit with --duration 100ms %.2fs; tracefs define, enable, sleep 0.1, disable, clear %.2fs; ratio %.2f", k.Name, to, ko, ratio)
 		})
 	}
 }

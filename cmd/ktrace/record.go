@@ -293,12 +293,14 @@ loop:
 	}
 	lost.report(w, sess)
 	w.Flush()
+	detachStart := time.Now()
 	sess.Detach()
+	detachTime := time.Since(detachStart)
 	if child != nil && !draining {
 		child.Process.Signal(syscall.SIGTERM)
 		childErr = <-done
 	}
-	fmt.Fprintf(stderr, "ktrace: attached %d probes in %s (%d programs, %d links)\n", len(sess.Plan().Probes), attachTime.Round(time.Millisecond), programs, links)
+	fmt.Fprintf(stderr, "ktrace: attached %d probes in %s (%d programs, %d links), detached in %s\n", len(sess.Plan().Probes), attachTime.Round(time.Millisecond), programs, links, detachTime.Round(time.Millisecond))
 	printSummary(stderr, sess, printed, total, bad, time.Since(start))
 	if ee := (*exec.ExitError)(nil); errors.As(childErr, &ee) {
 		fmt.Fprintf(stderr, "ktrace: %s: %v\n", command[0], childErr)
