@@ -67,6 +67,10 @@ func LoadHost() (*Model, error) {
 type hostSource struct {
 	release string
 	tracing string
+	// kallsymsFrom says where kallsyms was read from (the kernel, or
+	// ktrace's cache of it for this boot).
+	kallsymsFrom string
+	filterFrom   string
 }
 
 func hostFiles() (*hostSource, error) {
@@ -124,12 +128,18 @@ func (h *hostSource) where(name string) string {
 		}
 		return hostConfigGz + " or /boot/config-" + h.release
 	case FileKallsyms:
+		if h.kallsymsFrom != "" {
+			return h.kallsymsFrom
+		}
 		return hostKallsyms
 	case FileBlacklist:
 		return hostBlacklist + ", debugfs"
 	case FileFilter:
 		if h.tracing == "" {
 			return "tracefs (not mounted)"
+		}
+		if h.filterFrom != "" {
+			return h.filterFrom
 		}
 		return filepath.Join(h.tracing, "available_filter_functions")
 	case FileBTF:
@@ -153,13 +163,11 @@ func (h *hostSource) read(name string) ([]byte, error) {
 	case FileConfig:
 		return readHostConfig(h.release)
 	case FileKallsyms:
-		b, err := readHostFile(hostKallsyms, "")
+		b, from, err := readHostKallsyms(h.release)
 		if err != nil {
 			return nil, err
 		}
-		if zeroAddresses(b, false) {
-			return nil, fmt.Errorf("%s: %w", hostKallsyms, ErrHiddenAddresses)
-		}
+		h.kallsymsFrom = from
 		return b, nil
 	case FileBlacklist:
 		b, err := readHostFile(hostBlacklist, "debugfs must be mounted on /sys/kernel/debug and readable (root)")
@@ -174,7 +182,12 @@ func (h *hostSource) read(name string) ([]byte, error) {
 		if h.tracing == "" {
 			return nil, fmt.Errorf("available_filter_functions: no tracefs with kprobe_events under /sys/kernel/tracing or /sys/kernel/debug/tracing: %w", fs.ErrNotExist)
 		}
-		return readHostFile(filepath.Join(h.tracing, "available_filter_functions"), "tracefs needs root")
+		b, from, err := readCachedHostFile(filepath.Join(h.tracing, "available_filter_functions"), "available_filter_functions", h.release, "tracefs needs root", nil)
+		if err != nil {
+			return nil, err
+		}
+		h.filterFrom = from
+		return b, nil
 	case FileBTF:
 		return readHostFile(hostBTF, "the kernel needs CONFIG_DEBUG_INFO_BTF")
 	case FileImage:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -398,14 +399,36 @@ func (s *Session) CPUMisses() ([]uint64, error) {
 
 // Detach closes every link: the probes stop firing, the records already
 // in the ring buffer can still be read.
+//
+// Links are closed concurrently: unregistering a kprobe waits for RCU
+// grace periods, and closing a hundred kprobe links one after the other
+// waits for a hundred of them in a row (8.6 s in the 6.1 guest, against
+// 3.7 s for the kernel's own clear of the same events); closed together,
+// their waits overlap.
 func (s *Session) Detach() error {
-	var errs []error
-	for _, l := range s.links {
-		errs = append(errs, l.Close())
+	errs := make([]error, len(s.links))
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for w := 0; w < min(len(s.links), detachWorkers); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				errs[i] = s.links[i].Close()
+			}
+		}()
 	}
+	for i := range s.links {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
 	s.links = nil
 	return errors.Join(errs...)
 }
+
+// detachWorkers bounds how many links Detach closes at once.
+const detachWorkers = 64
 
 // Close detaches everything and releases the programs and maps.
 func (s *Session) Close() error {

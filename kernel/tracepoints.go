@@ -1,0 +1,278 @@
+package kernel
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ktrace-dev/ktrace/kernel/internal/blob"
+)
+
+//go:generate go run ./internal/tpgen -src ../../shared/kernels/6.12 -out tracepoints-6.12.bin
+
+// FileTracepoints is the directory of a snapshot holding the tracepoints
+// as tracefs shows them: available_events ("SYSTEM:EVENT" lines) and
+// events/SYSTEM/EVENT/format. It is also the member name of the embedded
+// tracepoint blob.
+const FileTracepoints = "tracepoints"
+
+// embeddedTracepoints holds the tracepoint formats of the embedded 6.12
+// snapshot's kernel (the same 6.12.95 boot), packed by tpgen.
+//
+//go:embed tracepoints-6.12.bin
+var embeddedTracepoints []byte
+
+// ErrNoTracepoints is returned by Tracepoints when the model has no
+// tracepoint formats.
+var ErrNoTracepoints = errors.New("the kernel model has no tracepoint formats")
+
+// Tracepoint is one trace event of the kernel's static tracepoints:
+// events/SYSTEM/NAME.
+type Tracepoint struct {
+	System string
+	Name   string
+	Format string // the events/SYSTEM/NAME/format file
+}
+
+// TracepointField is one "field:" line of a format file.
+type TracepointField struct {
+	Decl   string // the C declaration, e.g. "char prev_comm[16]"
+	Name   string // the field name, e.g. "prev_comm"
+	Type   string // the declaration without the name, e.g. "char[16]"
+	Offset int
+	Size   int
+	Signed bool
+	Common bool // the common_* header fields every event has
+}
+
+// Fields parses the format's field lines.
+func (t *Tracepoint) Fields() []TracepointField {
+	var out []TracepointField
+	common := true
+	for _, line := range strings.Split(t.Format, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			if len(out) > 0 {
+				common = false
+			}
+			continue
+		}
+		if !strings.HasPrefix(line, "field:") {
+			continue
+		}
+		var f TracepointField
+		f.Common = common
+		for _, part := range strings.Split(line, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "field":
+				f.Decl = v
+			case "offset":
+				f.Offset, _ = strconv.Atoi(v)
+			case "size":
+				f.Size, _ = strconv.Atoi(v)
+			case "signed":
+				f.Signed = v == "1"
+			}
+		}
+		f.Name, f.Type = splitDecl(f.Decl)
+		out = append(out, f)
+	}
+	return out
+}
+
+// splitDecl splits a C declaration "TYPE NAME" or "TYPE NAME[N]" into the
+// name and the type with the array suffix moved to it.
+func splitDecl(decl string) (name, typ string) {
+	suffix := ""
+	d := decl
+	if i := strings.IndexByte(d, '['); i >= 0 {
+		suffix, d = d[i:], d[:i]
+	}
+	d = strings.TrimSpace(d)
+	i := strings.LastIndexAny(d, " *")
+	if i < 0 {
+		return d, suffix
+	}
+	return d[i+1:], strings.TrimSpace(d[:i+1]) + suffix
+}
+
+// tracepointSet caches the model's tracepoints.
+type tracepointSet struct {
+	once   sync.Once
+	tps    []Tracepoint
+	source string
+	err    error
+}
+
+var tpSets sync.Map // *Model -> *tracepointSet
+
+// Tracepoints returns the model's tracepoints sorted by system and name,
+// and where they were read: the embedded model's formats (packed from
+// the same 6.12.95 boot), a snapshot directory's tracepoints/, or the
+// running kernel's tracefs events/. It returns ErrNoTracepoints (wrapped)
+// when the model has none; kallsyms still names the tracepoints
+// (TracepointNames) but not their systems or fields.
+func (m *Model) Tracepoints() ([]Tracepoint, string, error) {
+	v, _ := tpSets.LoadOrStore(m, &tracepointSet{})
+	s := v.(*tracepointSet)
+	s.once.Do(func() { s.tps, s.source, s.err = m.loadTracepoints() })
+	return s.tps, s.source, s.err
+}
+
+func (m *Model) loadTracepoints() ([]Tracepoint, string, error) {
+	switch m.source {
+	case "embedded":
+		a, err := blob.Parse(embeddedTracepoints)
+		if err != nil {
+			return nil, "", fmt.Errorf("embedded tracepoints: %w", err)
+		}
+		b, err := a.Read(FileTracepoints)
+		if err != nil {
+			return nil, "", fmt.Errorf("embedded tracepoints: %w", err)
+		}
+		tps, err := decodeTracepoints(b)
+		return tps, "embedded (6.12.95 tracefs events/)", err
+	case "host":
+		dir := tracingDir()
+		if dir == "" {
+			return nil, "", fmt.Errorf("%w: no tracefs with kprobe_events on this system", ErrNoTracepoints)
+		}
+		tps, err := readEventsDir(filepath.Join(dir, "events"))
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: %w", ErrNoTracepoints, err)
+		}
+		return tps, filepath.Join(dir, "events"), nil
+	}
+	tps, err := ReadTracepointDir(m.source)
+	if err != nil {
+		return nil, "", err
+	}
+	return tps, filepath.Join(m.source, FileTracepoints), nil
+}
+
+// ReadTracepointDir reads the tracepoints of a snapshot directory: the
+// events listed in DIR/tracepoints/available_events with their formats.
+func ReadTracepointDir(dir string) ([]Tracepoint, error) {
+	base := filepath.Join(dir, FileTracepoints)
+	list, err := os.ReadFile(filepath.Join(base, "available_events"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoTracepoints, err)
+	}
+	var tps []Tracepoint
+	for _, line := range strings.Split(string(list), "\n") {
+		sys, name, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		f, err := os.ReadFile(filepath.Join(base, "events", sys, name, "format"))
+		if err != nil {
+			return nil, fmt.Errorf("tracepoint %s:%s: %w", sys, name, err)
+		}
+		tps = append(tps, Tracepoint{System: sys, Name: name, Format: string(f)})
+	}
+	sortTracepoints(tps)
+	return tps, nil
+}
+
+// readEventsDir reads a tracefs events/ directory: every
+// SYSTEM/EVENT/format. Dynamic events (kprobes, fprobes) are skipped.
+func readEventsDir(dir string) ([]Tracepoint, error) {
+	formats, err := filepath.Glob(filepath.Join(dir, "*", "*", "format"))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	if len(formats) == 0 {
+		return nil, fmt.Errorf("no event formats readable in %s", dir)
+	}
+	var tps []Tracepoint
+	for _, p := range formats {
+		ev := filepath.Dir(p)
+		sys := filepath.Base(filepath.Dir(ev))
+		switch sys {
+		case "kprobes", "fprobes", "tracepoints", "ftrace":
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		tps = append(tps, Tracepoint{System: sys, Name: filepath.Base(ev), Format: string(b)})
+	}
+	sortTracepoints(tps)
+	return tps, nil
+}
+
+func sortTracepoints(tps []Tracepoint) {
+	slices.SortFunc(tps, func(a, b Tracepoint) int {
+		if c := strings.Compare(a.System, b.System); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// EncodeTracepoints packs tracepoints as the embedded member stores them:
+// "SYSTEM:NAME\n" then the format, each record ended by a NUL byte.
+func EncodeTracepoints(tps []Tracepoint) []byte {
+	var b strings.Builder
+	for _, t := range tps {
+		b.WriteString(t.System + ":" + t.Name + "\n" + t.Format + "\x00")
+	}
+	return []byte(b.String())
+}
+
+func decodeTracepoints(b []byte) ([]Tracepoint, error) {
+	var tps []Tracepoint
+	for _, rec := range strings.Split(string(b), "\x00") {
+		if rec == "" {
+			continue
+		}
+		head, format, ok := strings.Cut(rec, "\n")
+		sys, name, ok2 := strings.Cut(head, ":")
+		if !ok || !ok2 {
+			return nil, fmt.Errorf("embedded tracepoints: bad record %.40q", rec)
+		}
+		tps = append(tps, Tracepoint{System: sys, Name: name, Format: format})
+	}
+	return tps, nil
+}
+
+// TracepointNames returns the names of the tracepoints kallsyms shows
+// (its __tracepoint_NAME symbols), sorted. kallsyms does not say which
+// system a tracepoint belongs to.
+func (m *Model) TracepointNames() []string {
+	var out []string
+	for i := range m.syms {
+		s := &m.syms[i]
+		if s.Module != "" {
+			continue
+		}
+		if n, ok := strings.CutPrefix(s.Name, "__tracepoint_"); ok {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// HasTracepoint reports whether kallsyms has the tracepoint NAME
+// (__tracepoint_NAME), which a "t" event attaches to.
+func (m *Model) HasTracepoint(name string) bool {
+	return len(m.Symbols("", "__tracepoint_"+name)) > 0
+}
+
+// HasProbeStub reports whether kallsyms has __probestub_NAME, the function
+// whose BTF prototype types a "t" event's arguments (Linux 6.10+).
+func (m *Model) HasProbeStub(name string) bool {
+	return len(m.Symbols("", "__probestub_"+name)) > 0
+}
