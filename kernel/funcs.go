@@ -186,41 +186,42 @@ func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 	return out, nil
 }
 
-// sortByName sorts idx, indices into sym (symbol indices), by module, then
-// name: the two halves
-// on two CPUs, then merged.
+// sortByName sorts idx, indices into sym (symbol indices), by module,
+// then name. The names' first eight bytes are compared as one integer
+// first, so most comparisons touch no string.
 func (m *Model) sortByName(idx []int32, sym []int32) {
-	cmp := func(a, b int32) int {
-		sa, sb := &m.syms[sym[a]], &m.syms[sym[b]]
+	type item struct {
+		key uint64
+		i   int32
+	}
+	items := make([]item, len(idx))
+	for k, i := range idx {
+		name := m.syms[sym[i]].Name
+		var key uint64
+		for b := 0; b < 8; b++ {
+			key <<= 8
+			if b < len(name) {
+				key |= uint64(name[b])
+			}
+		}
+		items[k] = item{key, i}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		sa, sb := &m.syms[sym[a.i]], &m.syms[sym[b.i]]
 		if sa.Module != sb.Module {
 			return strings.Compare(sa.Module, sb.Module)
 		}
-		return strings.Compare(sa.Name, sb.Name)
-	}
-	if len(idx) < 4096 || runtime.GOMAXPROCS(0) < 2 {
-		slices.SortFunc(idx, cmp)
-		return
-	}
-	h := len(idx) / 2
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		slices.SortFunc(idx[:h], cmp)
-	}()
-	slices.SortFunc(idx[h:], cmp)
-	wg.Wait()
-	merged := make([]int32, 0, len(idx))
-	a, b := idx[:h], idx[h:]
-	for len(a) > 0 && len(b) > 0 {
-		if cmp(b[0], a[0]) < 0 {
-			merged, b = append(merged, b[0]), b[1:]
-		} else {
-			merged, a = append(merged, a[0]), a[1:]
+		if a.key != b.key {
+			if a.key < b.key {
+				return -1
+			}
+			return 1
 		}
+		return strings.Compare(sa.Name, sb.Name)
+	})
+	for k := range items {
+		idx[k] = items[k].i
 	}
-	merged = append(append(merged, a...), b...)
-	copy(idx, merged)
 }
 
 // parallel runs fn over [0, n) in chunks on every CPU.

@@ -166,6 +166,7 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 		newMountCmd(g),
 		newKernelCmd(g),
 		newRecordCmd(g),
+		newFuncsCmd(g),
 	)
 	return root
 }
