@@ -7,18 +7,18 @@ type HintKind int
 
 // The hint kinds.
 const (
-	HintNone      HintKind = iota
-	HintSymbol             // the nearest function name in kallsyms
-	HintType               // the nearest fetch type name
-	HintRegister           // the nearest register name of the architecture
-	HintVar                // the nearest $-variable the probe kind accepts
-	HintBTFParam           // the nearest parameter of the probed function, with its type
-	HintBTFMember          // the nearest member of the struct, with its type
-	HintRegProbe           // why registration failed: blacklist, notrace, ftrace
-	HintNonUniq            // the places a non-unique symbol names, and how to pick one
-	HintRetval             // the function's return type ($retval on a void function)
-	HintStringType         // which fetch types fit a string
-	HintTracepoint         // the nearest tracepoint name
+	HintNone       HintKind = iota
+	HintSymbol              // the nearest function name in kallsyms
+	HintType                // the nearest fetch type name
+	HintRegister            // the nearest register name of the architecture
+	HintVar                 // the nearest $-variable the probe kind accepts
+	HintBTFParam            // the nearest parameter of the probed function, with its type
+	HintBTFMember           // the nearest member of the struct, with its type
+	HintRegProbe            // why registration failed: blacklist, notrace, ftrace
+	HintNonUniq             // the places a non-unique symbol names, and how to pick one
+	HintRetval              // the function's return type ($retval on a void function)
+	HintStringType          // which fetch types fit a string
+	HintTracepoint          // the nearest tracepoint name
 )
 
 // hintTable says, beside codeTable, which hint each error code gets. A
