@@ -167,6 +167,7 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 		newKernelCmd(g),
 		newRecordCmd(g),
 		newFuncsCmd(g),
+		newArgsCmd(g),
 	)
 	return root
 }
