@@ -150,7 +150,11 @@ const (
 	// stkCookie holds the attach cookie (the probe index) of a shared
 	// program.
 	stkCookie = -64
-	taskSize  = 0x00007ffffffff000
+	// stkPidTgid and stkCPU keep bpf_get_current_pid_tgid's and
+	// bpf_get_smp_processor_id's results: each helper is called once.
+	stkPidTgid = -72
+	stkCPU     = -80
+	taskSize   = 0x00007ffffffff000
 )
 
 // ErrUnsupported is wrapped by compile errors for fetch programs ktrace
@@ -158,6 +162,9 @@ const (
 var ErrUnsupported = errors.New("fetch operation not supported by the eBPF backend")
 
 type emitter struct {
+	// reserve: the record is built in place in the ring buffer
+	// (bpf_ringbuf_reserve/submit), not in the scratch value and copied.
+	reserve bool
 	p       *ProbeProgram
 	maps    *Maps
 	ins     asm.Instructions
@@ -308,6 +315,11 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		return nil, fmt.Errorf("fetchargs: compile: a shared program cannot serve this probe")
 	}
 	e := &emitter{p: p, maps: m}
+	// A record of fixed size is written where it will be read: reserved
+	// in the ring buffer, with no copy. Records with strings send only
+	// their used part (a bounded copy from the scratch value), and
+	// return probes with entry data keep it in the scratch value.
+	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0)
 	e.emit(asm.Mov.Reg(rCtx, asm.R1))
 	if p.Cookie {
 		e.emit(
@@ -325,6 +337,9 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		if err := e.loadEntryData(); err != nil {
 			return nil, err
 		}
+	}
+	if e.reserve {
+		e.zeroArgs()
 	}
 	for i, a := range p.Args {
 		if err := e.arg(i, a); err != nil {
@@ -369,15 +384,20 @@ func (e *emitter) indexKey() {
 	e.emit(asm.StoreImm(asm.R10, stkKey, int64(e.p.Index), asm.Word))
 }
 
-// prologue counts the hit and finds this CPU's scratch value (rBuf).
+// prologue counts the hit, drops the hits of other processes than the
+// wanted ones, and finds where the record is built (rBuf): its place in
+// the ring buffer, or this CPU's scratch value.
 func (e *emitter) prologue() error {
 	if err := e.counter(0); err != nil {
 		return err
 	}
+	e.emit(
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
+	)
 	if e.p.IgnoreTgid != 0 {
 		keep := e.newLabel()
 		e.emit(
-			asm.FnGetCurrentPidTgid.Call(),
 			asm.RSh.Imm(asm.R0, 32),
 			asm.JNE.Imm(asm.R0, int32(e.p.IgnoreTgid), keep),
 			asm.Mov.Imm(asm.R0, 0),
@@ -388,7 +408,7 @@ func (e *emitter) prologue() error {
 	if e.p.OnlyPid != 0 {
 		keep := e.newLabel()
 		e.emit(
-			asm.FnGetCurrentPidTgid.Call(),
+			asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
 			asm.Mov.Reg(asm.R1, asm.R0),
 			asm.LSh.Imm(asm.R1, 32),
 			asm.RSh.Imm(asm.R1, 32),
@@ -402,7 +422,31 @@ func (e *emitter) prologue() error {
 	}
 	e.emit(
 		asm.FnGetSmpProcessorId.Call(),
-		asm.StoreMem(asm.R10, stkKey, asm.R0, asm.Word),
+		asm.StoreMem(asm.R10, stkCPU, asm.R0, asm.Word),
+	)
+	if e.reserve {
+		if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
+			return err
+		}
+		ok := e.newLabel()
+		e.emit(
+			asm.Mov.Imm(asm.R2, int32(HeaderSize+e.p.Layout.RecordSize())),
+			asm.Mov.Imm(asm.R3, 0),
+			asm.FnRingbufReserve.Call(),
+			asm.JNE.Imm(asm.R0, 0, ok),
+		)
+		// The ring buffer is full: a miss.
+		if err := e.counter(8); err != nil {
+			return err
+		}
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+		e.mark(ok)
+		e.emit(asm.Mov.Reg(rBuf, asm.R0))
+		return nil
+	}
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
 	)
 	if err := e.lookup(e.maps.Scratch, stkKey); err != nil {
 		return err
@@ -418,6 +462,42 @@ func (e *emitter) prologue() error {
 	return nil
 }
 
+// bail ends the program without a record: a reserved one is discarded.
+func (e *emitter) bail() {
+	if e.reserve {
+		e.emit(
+			asm.Mov.Reg(asm.R1, rBuf),
+			asm.Mov.Imm(asm.R2, 0),
+			asm.FnRingbufDiscard.Call(),
+		)
+	}
+	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+}
+
+// zeroArgs clears the arguments' part of a reserved record, which holds
+// whatever the ring buffer held before: an argument whose read fails
+// reads 0, as in the scratch value.
+func (e *emitter) zeroArgs() {
+	l := e.p.Layout
+	e.emit(asm.Mov.Imm(asm.R1, 0))
+	for off := l.ArgsStart; off < l.Fixed; {
+		switch n := l.Fixed - off; {
+		case n >= 8:
+			e.emit(asm.StoreMem(rBuf, recOff(off), asm.R1, asm.DWord))
+			off += 8
+		case n >= 4:
+			e.emit(asm.StoreMem(rBuf, recOff(off), asm.R1, asm.Word))
+			off += 4
+		case n >= 2:
+			e.emit(asm.StoreMem(rBuf, recOff(off), asm.R1, asm.Half))
+			off += 2
+		default:
+			e.emit(asm.StoreMem(rBuf, recOff(off), asm.R1, asm.Byte))
+			off++
+		}
+	}
+}
+
 // header writes ktrace's header and the record's common and probe fields.
 func (e *emitter) header() error {
 	flagsOff, ok := e.p.Arch.Regs["flags"]
@@ -428,7 +508,7 @@ func (e *emitter) header() error {
 	e.emit(
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(rBuf, 0, asm.R0, asm.DWord),
-		asm.FnGetSmpProcessorId.Call(),
+		asm.LoadMem(asm.R0, asm.R10, stkCPU, asm.Word),
 		asm.StoreMem(rBuf, 8, asm.R0, asm.Word),
 		asm.Mov.Reg(asm.R1, rBuf),
 		asm.Add.Imm(asm.R1, 16),
@@ -447,11 +527,8 @@ func (e *emitter) header() error {
 			return err
 		}
 		found := e.newLabel()
-		e.emit(
-			asm.JNE.Imm(asm.R0, 0, found),
-			asm.Mov.Imm(asm.R0, 0),
-			asm.Return(),
-		)
+		e.emit(asm.JNE.Imm(asm.R0, 0, found))
+		e.bail()
 		e.mark(found)
 		e.emit(
 			asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
@@ -479,7 +556,7 @@ func (e *emitter) header() error {
 		)
 	}
 	e.emit(
-		asm.FnGetCurrentPidTgid.Call(),
+		asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
 		asm.StoreMem(rBuf, recOff(4), asm.R0, asm.Word),
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
@@ -610,6 +687,28 @@ func (e *emitter) loadEntryData() error {
 func (e *emitter) output() error {
 	if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
 		return err
+	}
+	if e.reserve {
+		// Submit the record built in place.
+		e.emit(asm.Mov.Imm(asm.R2, 0))
+		if e.p.WakeupBytes > 0 {
+			flags := e.newLabel()
+			e.emit(
+				asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+				asm.FnRingbufQuery.Call(),
+				asm.Mov.Imm(asm.R2, 1),
+				asm.JLT.Imm(asm.R0, int32(e.p.WakeupBytes), flags),
+				asm.Mov.Imm(asm.R2, 2),
+			)
+			e.mark(flags)
+		}
+		e.emit(
+			asm.Mov.Reg(asm.R1, rBuf),
+			asm.FnRingbufSubmit.Call(),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		return nil
 	}
 	done := e.newLabel()
 	if e.p.WakeupBytes > 0 {
