@@ -21,6 +21,10 @@ import (
 	"github.com/ktrace-dev/ktrace/tracer"
 )
 
+// flushEvery is how often record writes out its output while events keep
+// coming.
+const flushEvery = 50 * time.Millisecond
+
 // drainTime bounds reading what is left in the ring buffer once record
 // stops.
 const drainTime = 2 * time.Second
@@ -238,6 +242,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	}
 	var buf []byte
 	lost := &lostReporter{json: g.output == "json"}
+	lastFlush := time.Now()
 	self := uint32(os.Getpid())
 	draining := false
 	var drainUntil time.Time
@@ -283,9 +288,14 @@ loop:
 		w.Write(buf)
 		total++
 		printed[r.Probe.Event]++
-		if sess.Buffered() == 0 {
+		// Caught up: write out what is buffered, at most every
+		// flushEvery (a reader that keeps up with the probes would
+		// otherwise make a write and a counter lookup per event); the
+		// wait's timeout flushes the rest.
+		if sess.Buffered() == 0 && time.Since(lastFlush) >= flushEvery {
 			lost.report(w, sess)
 			w.Flush()
+			lastFlush = time.Now()
 		}
 		if draining && time.Now().After(drainUntil) {
 			break
