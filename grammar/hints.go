@@ -38,6 +38,7 @@ var hintTable = map[Code]HintKind{
 	ErrNoBTFArg:       HintBTFParam,
 	ErrNoBTFField:     HintBTFMember,
 	ErrNoPtrStrct:     HintBTFMember,
+	ErrBadBTFTid:      HintBTFMember,
 	ErrFailRegProbe:   HintRegProbe,
 	ErrNonUniqSymbol:  HintNonUniq,
 	ErrNoRetval:       HintRetval,

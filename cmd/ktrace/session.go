@@ -256,8 +256,9 @@ func (s *session) find(name string) (*events.Event, error) {
 }
 
 func newAddCmd(g *globals) *cobra.Command {
+	var fromFile string
 	cmd := &cobra.Command{
-		Use:   "add LINE...",
+		Use:   "add LINE... | add -f FILE",
 		Short: "Add probe events to the session (all or nothing)",
 		Long: `add writes each LINE to the session's dynamic_events, in order. Like
 register_kprobes, it is all or nothing: if one line is rejected its
@@ -266,13 +267,27 @@ of the new probes is printed (JSON: {"added": [lines], "needs": {line:
 [features]}}). --syntax defaults to latest here, and add says on stderr
 which kernel features a line needs beyond the model kernel's own rules
 (fprobes, BTF arguments, $argN on return probes, %pd/%pD, ...): ktrace's
-eBPF backend runs them on that kernel. Put -- before lines that start
-with '-'.`,
+eBPF backend runs them on that kernel. -f FILE adds the lines of FILE
+('-' for stdin; blank and '#' lines skipped) after any LINE, all or
+nothing as well. A rejected line is followed on stderr by "hint:" lines
+where the model can say more (see 'ktrace check --help'). Put -- before
+lines that start with '-'.`,
 		Example: `  ktrace add 'p:myev do_sys_openat2 dfd=%di:s32 path=+0(%si):string'
   ktrace add 'r:myret vfs_read $retval' 'f:fe vfs_write $arg*'
-  ktrace --session ./probes.session add 'p:ev vfs_read'`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+  ktrace --session ./probes.session add 'p:ev vfs_read'
+  ktrace add -f probes.txt`,
+		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if fromFile != "" {
+				more, err := readLines(cmd.InOrStdin(), fromFile)
+				if err != nil {
+					return failf(exitRejected, "add: %w", err)
+				}
+				args = append(args, more...)
+			}
+			if len(args) == 0 {
+				return &exitError{code: exitUsage, err: fmt.Errorf("add needs LINE arguments or -f FILE (see 'ktrace add --help')")}
+			}
 			s, err := g.loadSessionForUpdate()
 			if err != nil {
 				return err
@@ -285,8 +300,13 @@ with '-'.`,
 					continue
 				}
 				stderr := cmd.ErrOrStderr()
+				var log *tracefs.LogEntry
 				if n := len(res.logs); n > 0 {
-					fmt.Fprint(stderr, tracefs.FormatLogEntry(res.logs[n-1]))
+					log = &res.logs[n-1]
+					fmt.Fprint(stderr, tracefs.FormatLogEntry(*log))
+				}
+				for _, h := range s.env.hints(line, tracefs.DynamicEvents, log) {
+					fmt.Fprintf(stderr, "hint: %s\n", h)
 				}
 				return failf(exitRejected, "add %q: write error: %s (%s); nothing added", line, strerror(res.errno), errnoName(res.errno))
 			}
@@ -318,6 +338,7 @@ with '-'.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&fromFile, "from-file", "f", "", "add the lines of `FILE` ('-' for stdin)")
 	return cmd
 }
 
