@@ -64,7 +64,12 @@ DIR/trace_pipe' waits for hits and prints them as they come, until the last
 event is disabled or the mount ends (a signal to the reader ends its wait
 as on the kernel's tracefs). Elsewhere there
 is no probe backend: events are emulated, hits stay 0, trace shows its
-header only and reads of trace_pipe end at once.`,
+header only and reads of trace_pipe end at once.
+
+With --session FILE the mount starts with the session's events (its
+enabled ones enabled) and saves the events it holds back to FILE when it
+ends; the session stays locked meanwhile, so add, rm, enable and disable
+wait for it.`,
 		Example: `  mkdir -p /tmp/tracing && ktrace mount /tmp/tracing &
   echo 'p:myev do_sys_openat2 $arg1' >> /tmp/tracing/kprobe_events
   cat /tmp/tracing/events/kprobes/myev/format
@@ -103,6 +108,16 @@ header only and reads of trace_pipe end at once.`,
 			}
 			w, note, live, closeWorld := e.newTraceWorld(acc)
 			defer closeWorld()
+			save, err := g.useSession(e, w)
+			if err != nil {
+				return err
+			}
+			saved := false
+			defer func() {
+				if !saved {
+					save()
+				}
+			}()
 			// Catch the signals before mounting so none is lost in between.
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -142,7 +157,14 @@ header only and reads of trace_pipe end at once.`,
 			// End the trace_pipe reads waiting in the mount first: a
 			// reader blocked in it would keep it busy.
 			w.fs.Shutdown()
-			srv.Locked(func() { detachAll(w) })
+			var saveErr error
+			srv.Locked(func() {
+				saved, saveErr = true, save()
+				detachAll(w)
+			})
+			if saveErr != nil {
+				fmt.Fprintf(stderr, "ktrace: %v\n", saveErr)
+			}
 			if err := srv.Unmount(); err != nil {
 				return failf(exitRejected, "mount: %w", err)
 			}

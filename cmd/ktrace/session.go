@@ -144,6 +144,19 @@ func (g *globals) loadSessionFrom(p string) (*session, error) {
 	if err != nil {
 		return nil, failf(exitRejected, "read session: %w", err)
 	}
+	if err := replaySession(e, s.w, p, data, func(ev *events.Event) error {
+		return s.w.reg.SetEnabled(ev, true)
+	}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// replaySession writes the session file's lines (data, read from p) to
+// the dynamic_events of w, then enables the events it marks with enable.
+// A line the model no longer accepts (e.g. the file was made with another
+// --kernel) is an error naming the line.
+func replaySession(e *env, w *world, p string, data []byte, enable func(*events.Event) error) error {
 	var enabled []string
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -156,24 +169,25 @@ func (g *globals) loadSessionFrom(p string) (*session, error) {
 		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if res := s.w.writeLine(tracefs.DynamicEvents, line); res.errno != 0 {
+		if res := w.writeLine(tracefs.DynamicEvents, line); res.errno != 0 {
 			msg := strerror(res.errno)
 			if len(res.logs) > 0 {
 				msg = res.logs[len(res.logs)-1].Msg
 			}
-			return nil, failf(exitRejected, "session %s line %d (%s) is not accepted by kernel model %s: %s", p, n, line, e.model.Release(), msg)
+			return failf(exitRejected, "session %s line %d (%s) is not accepted by kernel model %s: %s", p, n, line, e.model.Release(), msg)
 		}
 	}
+	s := &session{path: p, env: e, w: w}
 	for _, name := range enabled {
 		ev, err := s.find(name)
 		if err != nil {
-			return nil, failf(exitRejected, "session %s: %w", p, err)
+			return failf(exitRejected, "session %s: %w", p, err)
 		}
-		if err := s.w.reg.SetEnabled(ev, true); err != nil {
-			return nil, failf(exitRejected, "session %s: enable %s: %w", p, name, err)
+		if err := enable(ev); err != nil {
+			return failf(exitRejected, "session %s: enable %s: %w", p, name, err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // save writes the session file: into a temporary file of its own in the

@@ -60,7 +60,12 @@ events are enabled), kprobe_profile counts them, 'echo > trace' clears and
 tracing_on 0 pauses recording. Elsewhere events are emulated only and
 trace stays empty.
 Without SCRIPT or -c, commands are read from stdin; on a terminal, line by
-line with a "$ " prompt on stderr.`,
+line with a "$ " prompt on stderr.
+
+With --session FILE the tracefs starts with the session's events (its
+enabled ones enabled) and the events it holds when the script ends are
+saved back to FILE; the session stays locked meanwhile, so add, rm,
+enable and disable wait for it.`,
 		Example: `  ktrace sh -c 'echo "p:myev do_sys_openat2 \$arg1" >> kprobe_events; cat kprobe_events'
   ktrace sh -c 'echo "p:bad vfs_read %zz" >> kprobe_events || cat error_log'
   ktrace --kernel ../shared/kernels/6.1 sh probes-test.sh`,
@@ -90,8 +95,15 @@ line with a "$ " prompt on stderr.`,
 					}
 					w, note, _, closeWorld := e.newTraceWorld(nil)
 					defer closeWorld()
+					save, err := g.useSession(e, w)
+					if err != nil {
+						return err
+					}
 					fmt.Fprintln(cmd.ErrOrStderr(), note)
 					status, err := runInteractive(cmd.Context(), w.fs, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+					if serr := save(); serr != nil {
+						return serr
+					}
 					if err != nil {
 						return failf(exitRejected, "sh: %w", err)
 					}
@@ -113,8 +125,15 @@ line with a "$ " prompt on stderr.`,
 			stderr := cmd.ErrOrStderr()
 			w, note, _, closeWorld := e.newTraceWorld(nil)
 			defer closeWorld()
+			save, err := g.useSession(e, w)
+			if err != nil {
+				return err
+			}
 			fmt.Fprintln(stderr, note)
 			status, err := runShell(cmd.Context(), w.fs, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
+			if serr := save(); serr != nil {
+				return serr
+			}
 			if err != nil {
 				return failf(exitRejected, "sh: %w", err)
 			}
