@@ -415,3 +415,29 @@ func (m *Model) KprobeRefusal(addr uint64) string {
 	}
 	return ""
 }
+
+// FuncNamesWithPrefix returns up to limit distinct function names (text
+// symbols; "MOD:NAME" for module ones when prefix has "MOD:") starting
+// with prefix, sorted, for shell completion.
+func (m *Model) FuncNamesWithPrefix(prefix string, limit int) []string {
+	mod, bare := splitModSym(prefix)
+	seen := map[string]bool{}
+	var out []string
+	for i := range m.syms {
+		s := &m.syms[i]
+		if !s.IsText() || s.Module != mod || !strings.HasPrefix(s.Name, bare) || seen[s.Name] {
+			continue
+		}
+		seen[s.Name] = true
+		n := s.Name
+		if mod != "" {
+			n = mod + ":" + n
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}

@@ -11,15 +11,16 @@ func newKernelCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kernel",
 		Short: "Inspect the kernel model or capture the running kernel as a snapshot",
-		Args:  usageArgs(cobra.NoArgs),
 	}
+	unknownSubcommand(cmd)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "info",
 		Short: "Describe the kernel model ktrace uses",
 		Long: `info prints the model selected by --kernel: its source, release, version,
-architecture, CPU count, the syntax (dialect) check and sh follow, and
-which optional data it has (BTF, kernel text for instruction-boundary and
-ENDBR64 checks), then each fact the model holds and where it came from:
+architecture, CPU count, the syntax (dialect) check and sh follow, the
+number of symbols, and which optional data it has: BTF, the kernel image
+(vmlinuz: "image: yes", or what stands in for it), the kernel text for
+instruction-boundary and ENDBR64 checks ("text:"), then each fact the model holds and where it came from:
 /proc/kallsyms, /sys/kernel/btf/vmlinux, tracefs, debugfs, the running
 kernel's text (/proc/kcore or a BPF reader), and the build configuration
 when the system shows one (options it lacks are derived from kallsyms).`,
@@ -45,6 +46,7 @@ when the system shows one (options it lacks are derived from kallsyms).`,
 				BTFArgs  bool          `json:"btf_args"`
 				Fprobe   bool          `json:"fprobe"`
 				BTFError string        `json:"btf_error,omitempty"`
+				Image    string        `json:"image"`
 				Text     string        `json:"text"`
 				Facts    []kernel.Fact `json:"facts"`
 			}{
@@ -68,7 +70,24 @@ when the system shows one (options it lacks are derived from kallsyms).`,
 			if m.TextKnown() {
 				info.Text = "yes"
 			}
+			switch {
+			case m.HasImage():
+				info.Image = "yes"
+			case m.Source() == "embedded":
+				info.Image = "no (a text table computed from the 6.12.95 image stands in for it)"
+			case m.Source() == "host":
+				info.Image = "no (the running kernel's text stands in for it where readable)"
+			default:
+				info.Image = "no (the snapshot has no vmlinuz)"
+			}
 			info.Facts = m.Facts()
+			if why := noKprobes(m); why != "" && m.Source() == "host" {
+				for i, f := range info.Facts {
+					if f.Name == "kprobe blacklist" {
+						info.Facts[i].Source = "none: " + why
+					}
+				}
+			}
 			if g.output == "json" {
 				return writeJSON(cmd.OutOrStdout(), info)
 			}
@@ -85,6 +104,7 @@ when the system shows one (options it lacks are derived from kallsyms).`,
 			} else {
 				fmt.Fprintf(out, "btf:      no (%s)\n", info.BTFError)
 			}
+			fmt.Fprintf(out, "image:    %s\n", info.Image)
 			fmt.Fprintf(out, "text:     %s\n", info.Text)
 			fmt.Fprintf(out, "facts:\n")
 			for _, f := range info.Facts {
@@ -105,6 +125,13 @@ without it capture exits 3 naming what is missing.`,
   ktrace --kernel ./mykernel check 'p:ev vfs_read'`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Without kprobes there is no blacklist to read: say so,
+			// rather than blame debugfs.
+			if m, err := kernel.LoadHost(); err == nil {
+				if why := noKprobes(m); why != "" {
+					return &exitError{code: exitNoAccess, err: fmt.Errorf("kernel capture: %s; a snapshot models kprobe events, which it cannot run", why)}
+				}
+			}
 			if err := kernel.Capture(args[0]); err != nil {
 				return &exitError{code: codeForSystemError(err, true), err: fmt.Errorf("kernel capture: %w", err)}
 			}

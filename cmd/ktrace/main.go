@@ -152,8 +152,11 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 		return nil
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see 'ktrace %s --help')", err, cmd.Name())}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w (%s)", err, seeHelp(cmd))}
 	})
+	root.Version = versionString()
+	root.SetVersionTemplate("ktrace {{.Version}}\n")
+	registerFlagCompletions(root)
 	root.AddCommand(
 		newCheckCmd(g),
 		newAddCmd(g),
@@ -169,6 +172,25 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 		newFuncsCmd(g),
 		newArgsCmd(g),
 	)
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "funcs", "args":
+			c.ValidArgsFunction = completeFuncs(g)
+		case "check", "add":
+			c.ValidArgsFunction = completeLine(g)
+		case "rm", "format":
+			c.ValidArgsFunction = completeEvents(g, nil)
+		case "enable":
+			c.ValidArgsFunction = completeEvents(g, func(on bool) bool { return !on })
+		case "disable":
+			c.ValidArgsFunction = completeEvents(g, func(on bool) bool { return on })
+		}
+		if c.Name() == "check" {
+			c.RegisterFlagCompletionFunc("file", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+				return noFileComp([]string{"kprobe_events", "dynamic_events"})
+			})
+		}
+	}
 	return root
 }
 
@@ -176,7 +198,7 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := v(cmd, args); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("%w (see 'ktrace %s --help')", err, cmd.CommandPath()[len("ktrace "):])}
+			return &exitError{code: exitUsage, err: fmt.Errorf("%w (%s)", err, seeHelp(cmd))}
 		}
 		return nil
 	}

@@ -28,6 +28,7 @@ var utilities = map[string]utility{
 	"head": utilHead,
 	"tail": utilTail,
 	"wc":   utilWc,
+	"tee":  utilTee,
 }
 
 // utilCtx is what a utility sees: its name, standard streams and a way to
@@ -522,4 +523,105 @@ func utilWc(u *utilCtx, args []string) int {
 		print(tl, tw, tc, "total")
 	}
 	return st
+}
+
+// teeBufSize is how much tee reads from its input at a time; each read is
+// one write(2) to every file, as in GNU tee.
+const teeBufSize = 128 * 1024
+
+// utilTee is tee as GNU coreutils runs it: each FILE is opened O_WRONLY
+// with O_APPEND (-a) or O_TRUNC, and every read of stdin is written to
+// stdout and, as one write(2), to each file. A file that cannot be opened
+// or written is reported ("tee: FILE: strerror") and dropped, and the
+// status is 1. (busybox's tee -a opens through stdio's fopen("a"), whose
+// seek to the end tracefs refuses with EINVAL, so on a real tracefs
+// `echo LINE | busybox tee -a kprobe_events` fails where GNU tee works;
+// ktrace follows GNU tee.)
+func utilTee(u *utilCtx, args []string) int {
+	appendMode := false
+	var names []string
+	for i, a := range args {
+		if a == "--" {
+			names = append(names, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 && len(names) == 0 {
+			for _, c := range a[1:] {
+				switch c {
+				case 'a':
+					appendMode = true
+				case 'i', 'p':
+				default:
+					u.errorf("invalid option -- '%c'", c)
+					return 1
+				}
+			}
+			continue
+		}
+		names = append(names, a)
+	}
+	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendMode {
+		flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	type out struct {
+		name string
+		w    io.WriteCloser
+	}
+	st := 0
+	var outs []*out
+	for _, n := range names {
+		w, err := u.openWrite(n, flag)
+		if err != nil {
+			u.errorf("%s: %s", n, strerror(errnoOf(err)))
+			st = 1
+			continue
+		}
+		outs = append(outs, &out{n, w})
+	}
+	buf := make([]byte, teeBufSize)
+	for {
+		k, err := u.stdin.Read(buf)
+		if k > 0 {
+			u.out.Write(buf[:k])
+			for _, o := range outs {
+				if o.w == nil {
+					continue
+				}
+				if _, werr := o.w.Write(buf[:k]); werr != nil {
+					u.errorf("%s: %s", o.name, strerror(errnoOf(werr)))
+					o.w.Close()
+					o.w = nil
+					st = 1
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	for _, o := range outs {
+		if o.w != nil {
+			o.w.Close()
+		}
+	}
+	return st
+}
+
+// openWrite opens a path for writing with flag: an emulated file through
+// the tracefs, another through the real system.
+func (u *utilCtx) openWrite(name string, flag int) (io.WriteCloser, error) {
+	abs := absIn(u.hc.Dir, name)
+	if rel, ok := emulated(abs); ok {
+		h, err := u.s.fs.Open(rel, flag)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, cErrno{errnoOf(err)})
+		}
+		return h, nil
+	}
+	f, err := os.OpenFile(abs, flag, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, cErrno{errnoOf(err)})
+	}
+	return f, nil
 }

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/spf13/cobra"
+)
+
+// versionString is what --version prints: the module version and the
+// VCS revision ktrace was built from, as the Go toolchain recorded them.
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown (no build information)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, when, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = " (modified)"
+			}
+		}
+	}
+	out := v
+	if rev != "" {
+		out += ", revision " + rev + dirty
+		if when != "" {
+			out += " from " + when
+		}
+	} else {
+		out += ", no VCS revision recorded"
+	}
+	return out + ", " + bi.GoVersion
+}
+
+// seeHelp names the help of cmd for a usage error: "see 'ktrace kernel
+// info --help'".
+func seeHelp(cmd *cobra.Command) string {
+	return fmt.Sprintf("see '%s --help'", cmd.CommandPath())
+}
+
+// unknownSubcommand makes a command that only groups subcommands reject
+// an unknown one with exit 2 (cobra would print its help and exit 0).
+func unknownSubcommand(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q for %q (%s)", args[0], cmd.CommandPath(), seeHelp(cmd))}
+	}
+}
+
+// noKprobes reports why the running kernel has no kprobes, or "" when it
+// has them (or cannot tell): kallsyms lists register_kprobe on every
+// kernel built with CONFIG_KPROBES.
+func noKprobes(m *kernel.Model) string {
+	if m.NumSymbols() == 0 || len(m.Symbols("", "register_kprobe")) > 0 {
+		return ""
+	}
+	return "the running kernel has no kprobes (built without CONFIG_KPROBES: kallsyms has no register_kprobe)"
+}
+
+// completion
+
+func noFileComp(vals []string) ([]string, cobra.ShellCompDirective) {
+	return vals, cobra.ShellCompDirectiveNoFileComp
+}
+
+// registerFlagCompletions completes the global flags' values.
+func registerFlagCompletions(root *cobra.Command) {
+	root.RegisterFlagCompletionFunc("kernel", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		vals := []string{"host\tthe running kernel", "embedded\tthe 6.12.95 snapshot built into ktrace"}
+		// Snapshot directories: those holding kallsyms and version.
+		dir, base := filepath.Split(toComplete)
+		d := dir
+		if d == "" {
+			d = "."
+		}
+		if ents, err := os.ReadDir(d); err == nil {
+			for _, e := range ents {
+				if !e.IsDir() || !strings.HasPrefix(e.Name(), base) {
+					continue
+				}
+				vals = append(vals, dir+e.Name()+"/")
+			}
+		}
+		return vals, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
+	root.RegisterFlagCompletionFunc("syntax", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return noFileComp([]string{"kernel\tthe model's release", "latest\t6.12's syntax on any model"})
+	})
+	root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return noFileComp([]string{"text", "json"})
+	})
+}
+
+// completeFuncs completes function names of the model ('ktrace funcs',
+// 'ktrace args', the place of a probe line).
+func completeFuncs(g *globals) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		m, err := kernel.Open(g.kernel)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		return noFileComp(m.FuncNamesWithPrefix(toComplete, 2000))
+	}
+}
+
+// completeLine completes a probe line's last word with function names
+// when it is the probe place ("p:ev vfs_re" -> "p:ev vfs_read").
+func completeLine(g *globals) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		words := strings.Split(toComplete, " ")
+		if len(words) != 2 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		m, err := kernel.Open(g.kernel)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var out []string
+		for _, n := range m.FuncNamesWithPrefix(words[1], 2000) {
+			out = append(out, words[0]+" "+n)
+		}
+		return noFileComp(out)
+	}
+}
+
+// completeEvents completes the session's GROUP/EVENT names (and, for
+// enable, the disabled ones; for disable, the enabled ones).
+func completeEvents(g *globals, want func(enabled bool) bool) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		s, err := g.loadSession()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var out []string
+		for _, ev := range s.w.reg.Events() {
+			name := ev.Group + "/" + ev.Name
+			if want != nil && !want(ev.Enabled) || slices.Contains(args, name) {
+				continue
+			}
+			if strings.HasPrefix(name, toComplete) {
+				out = append(out, name)
+			}
+		}
+		return noFileComp(out)
+	}
+}
