@@ -49,6 +49,10 @@ type Maps struct {
 	// function arguments a return probe saved at entry. They may be nil
 	// when no probe uses entry data.
 	EntryDepth, EntryData asm.FDer
+	// Follow (BPF_MAP_TYPE_HASH, key u32 thread group id, value u32) holds
+	// the processes a ProbeProgram.Follow program records: those whose
+	// value is 1. It may be nil when no program follows.
+	Follow asm.FDer
 	// Probes (BPF_MAP_TYPE_ARRAY keyed by probe index, value ProbeInfo)
 	// gives programs shared by several probes (ProbeProgram.Cookie) each
 	// probe's event ID and IP. It may be nil when no program is shared.
@@ -111,6 +115,10 @@ type ProbeProgram struct {
 	// for raw tracepoints, probes whose IP needs the ENDBR check, or
 	// return probes that save entry data.
 	Cookie bool
+	// Follow records only the processes marked 1 in Maps.Follow (a
+	// process tree the tracer keeps there), tested before anything is
+	// written.
+	Follow bool
 	// OnlyPid, when not 0, is the one process (thread group id) or thread
 	// whose hits the program records; the others are counted and dropped
 	// before anything is written.
@@ -418,6 +426,26 @@ func (e *emitter) prologue() error {
 			asm.Mov.Imm(asm.R0, 0),
 			asm.Return(),
 		)
+		e.mark(keep)
+	}
+	if e.p.Follow {
+		keep := e.newLabel()
+		e.emit(
+			asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
+			asm.RSh.Imm(asm.R0, 32),
+			asm.StoreMem(asm.R10, stkKey, asm.R0, asm.Word),
+		)
+		if err := e.lookup(e.maps.Follow, stkKey); err != nil {
+			return err
+		}
+		drop := e.newLabel()
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, drop),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 1, keep),
+		)
+		e.mark(drop)
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 		e.mark(keep)
 	}
 	e.emit(

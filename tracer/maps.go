@@ -12,6 +12,8 @@ import (
 // Maps are the kernel objects a session's programs share.
 type Maps struct {
 	Ring, Scratch, Counters, EntryDepth, EntryData, Probes *ebpf.Map
+	// Follow is the process tree of record --follow (nil without it).
+	Follow *ebpf.Map
 }
 
 // DefaultRingSize is the ring buffer size (bytes, a power of two): it
@@ -80,6 +82,9 @@ func NewMaps(p *Plan, ringSize int) (*Maps, error) {
 // Compiler returns the compiler's view of the maps.
 func (m *Maps) Compiler() *fetchargs.Maps {
 	fm := &fetchargs.Maps{Ring: m.Ring, Scratch: m.Scratch, Counters: m.Counters, Probes: m.Probes}
+	if m.Follow != nil {
+		fm.Follow = m.Follow
+	}
 	if m.EntryDepth != nil {
 		fm.EntryDepth, fm.EntryData = m.EntryDepth, m.EntryData
 	}
@@ -112,7 +117,7 @@ func (m *Maps) CPUCounts(i uint32) ([][2]uint64, error) {
 // Close releases every map.
 func (m *Maps) Close() error {
 	var errs []error
-	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData, m.Probes} {
+	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData, m.Probes, m.Follow} {
 		if mp != nil {
 			errs = append(errs, mp.Close())
 		}

@@ -54,6 +54,8 @@ type Plan struct {
 	// OnlyPid is the process or thread whose hits alone are recorded
 	// (fetchargs.ProbeProgram.OnlyPid; 0: all).
 	OnlyPid uint32
+	// Follow: the programs record only the processes of the follow map.
+	Follow bool
 	// Multi says that fprobes attach through kprobe-multi links, so that
 	// fprobes of the same shape can share one program and one link.
 	Multi bool
@@ -164,6 +166,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, plan *Plan) erro
 		RawTracepoint: tp,
 		IgnoreTgid:    plan.IgnoreTgid,
 		OnlyPid:       plan.OnlyPid,
+		Follow:        plan.Follow,
 	}
 	if tp {
 		ip, err := stubIP(m, pr.Probe.Symbol)

@@ -32,6 +32,10 @@ type Config struct {
 	// IgnoreTgid is a process (normally the tracer's own) whose hits are
 	// counted but never reach the ring buffer; 0 records every process.
 	IgnoreTgid int
+	// Follow records the hits of the processes this process starts from
+	// now on, and of their descendants, only (the tree is kept in the
+	// kernel, see follow.go).
+	Follow bool
 	// OnlyPid, when not 0, records the hits of this process (thread group
 	// id) or thread only; the test runs in the probe's program, before
 	// anything is written to the ring buffer.
@@ -93,6 +97,12 @@ func Open(cfg Config) (s *Session, err error) {
 	if s.maps, err = NewMaps(plan, cfg.RingSize); err != nil {
 		return nil, err
 	}
+	if cfg.Follow {
+		if s.maps.Follow, err = newFollowMap(os.Getpid()); err != nil {
+			return nil, err
+		}
+		plan.Follow = true
+	}
 	plan.Multi = cfg.KprobeMulti
 	plan.IgnoreTgid = uint32(cfg.IgnoreTgid)
 	plan.OnlyPid = uint32(cfg.OnlyPid)
@@ -102,6 +112,11 @@ func Open(cfg Config) (s *Session, err error) {
 	CleanStale("")
 	if cfg.Reaper != "" && needsTracefs(cfg.Model, plan) {
 		if s.reaper, err = StartReaper(cfg.Reaper, ""); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Follow {
+		if err = s.attachFollow(cfg.Model); err != nil {
 			return nil, err
 		}
 	}

@@ -49,23 +49,3 @@ func TestCleanStale(t *testing.T) {
 	}
 }
 
-// TestProcTree checks --follow's process tree on this test's own
-// ancestry.
-func TestProcTree(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
-	}
-	self := uint32(os.Getpid())
-	if !NewProcTree(os.Getppid()).Contains(self) {
-		t.Error("this process is not in its parent's tree")
-	}
-	if !NewProcTree(os.Getpid()).Contains(self) {
-		t.Error("the root is not in its own tree")
-	}
-	if NewProcTree(os.Getpid()).Contains(uint32(os.Getppid())) {
-		t.Error("the parent is in its child's tree")
-	}
-	if NewProcTree(os.Getpid()).Contains(uint32(deadPid(t))) {
-		t.Error("a process that does not exist is in the tree")
-	}
-}

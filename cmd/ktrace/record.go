@@ -182,6 +182,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		KprobeMulti: m.Config("CONFIG_FPROBE") == "y",
 		IgnoreTgid:  os.Getpid(),
 		OnlyPid:     o.pid,
+		Follow:      o.follow,
 		RingSize:    ringSize,
 		Reaper:      reaperExe(),
 	})
@@ -225,10 +226,6 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		child.Stdin, child.Stdout, child.Stderr = os.Stdin, stdout, stderr
 		if err := child.Start(); err != nil {
 			return failf(exitRejected, "record: %w", err)
-		}
-		if o.follow {
-			tree := tracer.NewProcTree(child.Process.Pid)
-			filter = func(r *tracer.Record) bool { return tree.Contains(r.Tgid()) }
 		}
 		go func() { done <- child.Wait() }()
 	}
