@@ -48,4 +48,3 @@ func TestCleanStale(t *testing.T) {
 		t.Errorf("kprobe_events ends %q", string(b)[len(content):])
 	}
 }
-
