@@ -44,7 +44,6 @@ var hintTable = map[Code]HintKind{
 	ErrNoRetval:       HintRetval,
 	ErrRetvalOnProbe:  HintVar,
 	ErrNeedStringType: HintStringType,
-	ErrNoTracepoint:   HintTracepoint,
 }
 
 // Hint returns the hint kind of code c (HintNone when it has none).

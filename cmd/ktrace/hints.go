@@ -126,6 +126,9 @@ func (e *env) codeHint(code grammar.Code, log *tracefs.LogEntry) string {
 			if n, ok := e.nearestBTFFunc(fn); ok {
 				return fmt.Sprintf("BTF has no function %s; did you mean %s?", fn, n)
 			}
+			if strings.Contains(fn, ".") {
+				return fmt.Sprintf("BTF has no function %s: compiler clones (.constprop, .isra, .part, .cold) have none; fetch its arguments by register (%%%s, ...)", fn, strings.Join(e.model.Arch().ArgRegs[:2], ", %"))
+			}
 			return fmt.Sprintf("BTF has no function %s (inlined, or a static function BTF leaves out): fetch its arguments by register", fn)
 		}
 		if n, ok := m.NearestFunc(fn); ok {
@@ -145,6 +148,14 @@ func (e *env) codeHint(code grammar.Code, log *tracefs.LogEntry) string {
 		}
 		return fmt.Sprintf("no type %s; the types are %s", typ, strings.Join(e.typeNames(), ", "))
 	case grammar.HintStringType:
+		if code == grammar.ErrBadType4Str {
+			body, _, _ := argParts(tok)
+			for _, p := range e.btfParams(e.btfFunc(kind, place)) {
+				if p.Name == body {
+					return fmt.Sprintf("%s is %s: a string type needs a char pointer or array (or +0(%s):string to read the memory it points to)", body, cType(p.Type), body)
+				}
+			}
+		}
 		return "string, ustring and symstr read memory: give an address to dereference, +0(%si):string, or a BTF char * argument (filename:string); $comm and \"immediate\" strings take only a string type"
 	case grammar.HintRegister:
 		reg := registerAt(tok, off)
@@ -161,6 +172,12 @@ func (e *env) codeHint(code grammar.Code, log *tracefs.LogEntry) string {
 		v := varAt(tok, off)
 		if code == grammar.ErrRetvalOnProbe || v == "$retval" {
 			return fmt.Sprintf("$retval is read on return: r %s, or f %s%%return", placeFunc(place), placeFunc(place))
+		}
+		if strings.HasPrefix(v, "$arg") && e.dialect.BTFArgs {
+			fn := e.btfFunc(kind, place)
+			if _, _, err := m.FuncProto(fn); err != nil {
+				return fmt.Sprintf("%s needs the function's BTF prototype and BTF has no %s; fetch its arguments by register (%%%s, ...)", v, fn, strings.Join(m.Arch().ArgRegs[:2], ", %"))
+			}
 		}
 		cands := []string{"$retval", "$stack", "$stack0", "$comm"}
 		if e.dialect.BTFArgs {
@@ -216,12 +233,6 @@ func (e *env) codeHint(code grammar.Code, log *tracefs.LogEntry) string {
 	case grammar.HintRetval:
 		fn := e.btfFunc(kind, place)
 		return fmt.Sprintf("%s returns void: there is no $retval to read; its arguments are readable at return ($argN on return probes)", fn)
-	case grammar.HintTracepoint:
-		name := placeFunc(place)
-		if n, ok := grammar.Closest(name, m.TracepointNames()); ok {
-			return fmt.Sprintf("no tracepoint %s; did you mean %s?", name, n)
-		}
-		return fmt.Sprintf("no tracepoint %s: 'ktrace funcs -t GLOB' lists them", name)
 	}
 	return ""
 }
