@@ -1,7 +1,9 @@
 // Package tracer is ktrace's eBPF tracing backend. It compiles the probe
-// events of an events.Registry into eBPF programs (fetchargs.Compile, one
+// events of an events.Registry into eBPF programs (bpfcode.Compile, one
 // BPF_PROG_TYPE_KPROBE program per probe point, plus an entry program for
-// return probes that use function arguments), attaches them with
+// return probes that use function arguments; probes of one shape at
+// function entries share one program and one kprobe-multi link, the
+// attach cookie naming the probe), attaches them with
 // cilium/ebpf's link package, reads their records from one BPF ring buffer
 // and prints them the way the kernel's trace file does.
 //
@@ -26,7 +28,7 @@
 // Everything else is a file descriptor of the process: when it exits or is
 // killed, the kernel removes the probes (checked in the VM with kill -9).
 //
-// Records (see fetchargs/compile_layout.go) are the kernel's records behind
+// Records (see fetchargs/layout.go) are the kernel's records behind
 // a 40-byte ktrace header (time, CPU, probe, comm, process id). Decoder
 // prints them as the kernel's trace_print_context and print_probe_args do.
 // Known differences from the kernel's trace file, all outside the event

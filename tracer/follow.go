@@ -17,7 +17,7 @@ import (
 // programs keep it (sched_process_fork adds the child of a member,
 // sched_process_exit removes a group when its leader exits), and every
 // probe's program looks its process up there before it writes anything
-// (fetchargs.ProbeProgram.Follow). No event of another process is
+// (bpfcode.ProbeProgram.Follow). No event of another process is
 // written to the ring buffer, and no child is missed between its fork and
 // the reader noticing it.
 //

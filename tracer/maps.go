@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf"
-
-	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/bpfcode"
 )
 
 // Maps are the kernel objects a session's programs share.
@@ -54,7 +53,7 @@ func NewMaps(p *Plan, ringSize int) (*Maps, error) {
 		{&m.Ring, &ebpf.MapSpec{Name: "ktrace_ring", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)}},
 		{&m.Scratch, &ebpf.MapSpec{Name: "ktrace_scratch", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(scratch), MaxEntries: uint32(cpus)}},
 		{&m.Probes, &ebpf.MapSpec{Name: "ktrace_probes", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: uint32(max(1, len(p.Probes)))}},
-		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: fetchargs.CounterSize, MaxEntries: uint32(max(1, len(p.Probes)))}},
+		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.CounterSize, MaxEntries: uint32(max(1, len(p.Probes)))}},
 	}
 	if p.EntryDataSize > 0 {
 		specs = append(specs,
@@ -80,8 +79,8 @@ func NewMaps(p *Plan, ringSize int) (*Maps, error) {
 }
 
 // Compiler returns the compiler's view of the maps.
-func (m *Maps) Compiler() *fetchargs.Maps {
-	fm := &fetchargs.Maps{Ring: m.Ring, Scratch: m.Scratch, Counters: m.Counters, Probes: m.Probes}
+func (m *Maps) Compiler() *bpfcode.Maps {
+	fm := &bpfcode.Maps{Ring: m.Ring, Scratch: m.Scratch, Counters: m.Counters, Probes: m.Probes}
 	if m.Follow != nil {
 		fm.Follow = m.Follow
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fetchargs"
 	"github.com/ktrace-dev/ktrace/kernel"
@@ -26,14 +27,14 @@ type Probe struct {
 	Entry  *ebpf.ProgramSpec
 	// Shared is the probe's program in the form several probes of the
 	// same shape can share through one multi link (the attach cookie is
-	// the probe's index, see fetchargs.ProbeProgram.Cookie); nil when the
+	// the probe's index, see bpfcode.ProbeProgram.Cookie); nil when the
 	// probe cannot share. Probes whose Shared programs are equal share
 	// one; ShareKey says which.
 	Shared   *ebpf.ProgramSpec
 	ShareKey string
 	// Info is the probe's entry in the Probes map that shared programs
 	// read.
-	Info fetchargs.ProbeInfo
+	Info bpfcode.ProbeInfo
 }
 
 // Plan is the set of probes of one tracing session with the sizes of the
@@ -44,15 +45,15 @@ type Plan struct {
 	EntryDataSize int // value size of the entry-data map (0: none)
 	MaxRecord     int // largest ring buffer record, ktrace header included
 	// WakeupBytes is the ring buffer fill level at which a record wakes
-	// the reader (fetchargs.ProbeProgram.WakeupBytes); NewMaps sets it to
+	// the reader (bpfcode.ProbeProgram.WakeupBytes); NewMaps sets it to
 	// an eighth of the ring. Waking the reader for every record costs a
 	// context switch per hit.
 	WakeupBytes int
 	// IgnoreTgid is a process whose hits are counted but not recorded
-	// (fetchargs.ProbeProgram.IgnoreTgid; 0: none).
+	// (bpfcode.ProbeProgram.IgnoreTgid; 0: none).
 	IgnoreTgid uint32
 	// OnlyPid is the process or thread whose hits alone are recorded
-	// (fetchargs.ProbeProgram.OnlyPid; 0: all).
+	// (bpfcode.ProbeProgram.OnlyPid; 0: all).
 	OnlyPid uint32
 	// Follow: the programs record only the processes of the follow map.
 	Follow bool
@@ -113,7 +114,7 @@ func place(pr *events.Probe) string {
 
 // Compile builds the program specs of every probe against maps, for the
 // kernel m models.
-func (p *Plan) Compile(m *kernel.Model, maps *fetchargs.Maps) error {
+func (p *Plan) Compile(m *kernel.Model, maps *bpfcode.Maps) error {
 	if m == nil || m.Arch() == nil {
 		return fmt.Errorf("tracer: compile: no kernel model")
 	}
@@ -145,14 +146,14 @@ func (pr *Probe) ipConstant(m *kernel.Model) uint64 {
 	return addr
 }
 
-func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, plan *Plan) error {
+func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error {
 	arch := m.Arch()
 	tp := pr.Event.Kind == events.Tprobe
 	args := pr.Probe.Args
 	if args == nil {
 		args = pr.Event.Args
 	}
-	pp := &fetchargs.ProbeProgram{
+	pp := &bpfcode.ProbeProgram{
 		Arch:          arch,
 		EventID:       uint16(pr.Event.ID),
 		Index:         pr.Index,
@@ -176,7 +177,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, plan *Plan) erro
 		pp.IP = ip
 	}
 	name := fmt.Sprintf("ktrace_%d", pr.Index)
-	ins, err := fetchargs.Compile(pp, maps)
+	ins, err := bpfcode.Compile(pp, maps)
 	if err != nil {
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 	}
@@ -184,14 +185,14 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, plan *Plan) erro
 	if tp {
 		pr.Main.Type = ebpf.RawTracepoint
 	}
-	ent, err := fetchargs.CompileEntry(pp, maps)
+	ent, err := bpfcode.CompileEntry(pp, maps)
 	if err != nil {
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 	}
 	if ent != nil {
 		pr.Entry = progSpec(name+"_e", ent)
 	}
-	pr.Info = fetchargs.ProbeInfo{IP: pp.IP, EventID: uint64(pr.Event.ID)}
+	pr.Info = bpfcode.ProbeInfo{IP: pp.IP, EventID: uint64(pr.Event.ID)}
 	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || entryKprobe(m, pr, args)) {
 		if pr.Info.IP == 0 {
 			// __probe_func of an fexit: the function's address, what
@@ -201,7 +202,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *fetchargs.Maps, plan *Plan) erro
 		if pr.Info.IP != 0 && !strings.ContainsAny(pr.Probe.Symbol, "*?[") {
 			shared := *pp
 			shared.Cookie = true
-			sins, err := fetchargs.Compile(&shared, maps)
+			sins, err := bpfcode.Compile(&shared, maps)
 			if err != nil {
 				return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 			}
@@ -244,7 +245,7 @@ func stubIP(m *kernel.Model, tracepoint string) (uint64, error) {
 // endbrIP reports whether the probe is a kprobe on a function entry that
 // the model moved past an ENDBR64 (x86 IBT) without seeing the kernel's
 // text (it guessed from the ftrace list): the program then checks the
-// running text at each hit (see fetchargs.ProbeProgram.EndbrIP). A model
+// running text at each hit (see bpfcode.ProbeProgram.EndbrIP). A model
 // that reads the text knows, and its address needs no check.
 func endbrIP(m *kernel.Model, pr *Probe) bool {
 	if pr.Event.Kind != events.Kprobe || pr.Probe.Offset != 0 || pr.Probe.Addr == 0 {

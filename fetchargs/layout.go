@@ -2,7 +2,7 @@ package fetchargs
 
 import "fmt"
 
-// Record layout shared by the eBPF compiler (compile.go) and ktrace's
+// Record layout shared by the eBPF compiler (package bpfcode) and ktrace's
 // record decoder (package tracer).
 //
 // Every record a compiled program sends through the ring buffer is a

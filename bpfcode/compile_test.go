@@ -1,12 +1,18 @@
-package fetchargs
+package bpfcode
 
 import (
 	"errors"
-	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // fakeMap stands in for a map file descriptor when only the instructions
@@ -16,78 +22,45 @@ type fakeMap int
 func (f fakeMap) FD() int { return int(f) }
 
 func testMaps() *Maps {
-	return &Maps{Ring: fakeMap(3), Scratch: fakeMap(4), Counters: fakeMap(5), EntryDepth: fakeMap(6), EntryData: fakeMap(7)}
+	return &Maps{Ring: fakeMap(3), Scratch: fakeMap(4), Counters: fakeMap(5), EntryDepth: fakeMap(6), EntryData: fakeMap(7), Probes: fakeMap(8), Follow: fakeMap(9)}
 }
 
-// TestLayout checks record layouts against the format files' rules: args
-// packed without alignment from offset 16 (24 for return probes), string
-// fields 4-byte __data_loc words, arrays element size times count.
-func TestLayout(t *testing.T) {
-	m := loadModel(t, "6.12")
-	tests := []struct {
-		line    string
-		offsets []int
-		fixed   int
-		strings int
-		slot    int
-		entry   []int
-	}{
-		{"p vfs_read a=%di:u8 b=%si:u64 c=+0(%dx):string", []int{16, 17, 25}, 29, 1, 4096, nil},
-		{"r vfs_read $retval", []int{24}, 32, 0, 4096, nil},
-		{"r vfs_read count=$arg3:u32 buf=+0($arg2):string", []int{24, 28}, 32, 1, 4096, []int{2, 1}},
-		{"p vfs_read a=+0(%di):u16[4] s=+0(%si):string[8]", []int{16, 24}, 56, 8, 3072, nil},
-		{"p vfs_read $comm \\\"x\" y=%ax:symstr", []int{16, 20, 24}, 28, 3, 4096, nil},
+var (
+	modelOnce sync.Once
+	model     *kernel.Model
+	modelErr  error
+)
+
+// loadModel returns the pinned 6.12 snapshot's model.
+func loadModel(t testing.TB, name string) *kernel.Model {
+	t.Helper()
+	modelOnce.Do(func() {
+		model, modelErr = kernel.LoadSnapshot(filepath.Join("..", "..", "shared", "kernels", "6.12"))
+	})
+	if modelErr != nil {
+		t.Skipf("kernel snapshot 6.12 not available: %v", modelErr)
 	}
-	for _, tc := range tests {
-		t.Run(tc.line, func(t *testing.T) {
-			res := runLine(m, tc.line)
-			if res.err != nil {
-				t.Fatal(res.err)
-			}
-			l, err := NewLayout(res.args, tc.line[0] == 'r')
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fmtInts(l.Offsets) != fmtInts(tc.offsets) {
-				t.Errorf("offsets %v, want %v", l.Offsets, tc.offsets)
-			}
-			if l.Fixed != tc.fixed || l.Strings != tc.strings || l.StrSlot != tc.slot {
-				t.Errorf("fixed %d strings %d slot %d, want %d %d %d", l.Fixed, l.Strings, l.StrSlot, tc.fixed, tc.strings, tc.slot)
-			}
-			if fmtInts(l.EntrySlots) != fmtInts(tc.entry) {
-				t.Errorf("entry slots %v, want %v", l.EntrySlots, tc.entry)
-			}
-			if l.ScratchSize() > 1<<15-1 {
-				t.Errorf("scratch %d exceeds 16-bit offsets", l.ScratchSize())
-			}
-		})
-	}
+	return model
 }
 
-func fmtInts(v []int) string { return fmt.Sprint(v) }
+// lineResult holds the arguments of one probe line.
+type lineResult struct{ args []*fetchargs.Arg }
 
-// TestLayoutManyStrings checks that probes with many strings get shorter
-// slots that keep every scratch offset within an instruction's 16 bits.
-func TestLayoutManyStrings(t *testing.T) {
-	m := loadModel(t, "6.12")
-	line := "p vfs_read"
-	for i := 0; i < 12; i++ {
-		line += " +0(%di):string[64]"
+// runLine defines line ("p PLACE ARGS", "r PLACE ARGS") as event ev in a
+// fresh registry of m, with the newest syntax, and returns its arguments
+// as the registry armed them.
+func runLine(t *testing.T, m *kernel.Model, line string) lineResult {
+	t.Helper()
+	r := events.NewRegistry(m, grammar.Latest)
+	def := line[:1] + ":ev" + line[1:]
+	if err := r.Exec(events.KprobeEvents, def); err != nil {
+		t.Fatalf("%s: %v", def, err)
 	}
-	res := runLine(m, line)
-	if res.err != nil {
-		t.Fatal(res.err)
+	evs := r.Events()
+	if len(evs) != 1 {
+		t.Fatalf("%s: %d events", def, len(evs))
 	}
-	l, err := NewLayout(res.args, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Strings != 768 || l.StrSlot != 32 {
-		t.Errorf("strings %d slot %d, want 768 and 32", l.Strings, l.StrSlot)
-	}
-	if l.ScratchSize() > 1<<15-1 {
-		t.Errorf("scratch %d exceeds 16-bit offsets", l.ScratchSize())
-	}
+	return lineResult{args: evs[0].Args}
 }
 
 // calls lists the helper calls of a program in order.
@@ -133,11 +106,9 @@ func TestCompileShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.line, func(t *testing.T) {
-			res := runLine(m, tc.line)
-			if res.err != nil {
-				t.Fatal(res.err)
-			}
-			l, err := NewLayout(res.args, tc.line[0] == 'r')
+			res := runLine(t, m, tc.line)
+
+			l, err := fetchargs.NewLayout(res.args, tc.line[0] == 'r')
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,25 +138,23 @@ func TestCompileShapes(t *testing.T) {
 // uprobe-only fetches.
 func TestCompileErrors(t *testing.T) {
 	m := loadModel(t, "6.12")
-	res := runLine(m, "p vfs_read @jiffies")
-	if res.err != nil {
-		t.Fatal(res.err)
-	}
+	res := runLine(t, m, "p vfs_read @jiffies")
+
 	a := *res.args[0]
-	a.Ops = append([]Op(nil), a.Ops...)
+	a.Ops = append([]fetchargs.Op(nil), a.Ops...)
 	for i := range a.Ops {
-		if a.Ops[i].Code == OpImm {
+		if a.Ops[i].Code == fetchargs.OpImm {
 			a.Ops[i].Imm = 0
 		}
 	}
-	l, _ := NewLayout([]*Arg{&a}, false)
-	p := &ProbeProgram{Arch: m.Arch(), Args: []*Arg{&a}, Layout: l}
+	l, _ := fetchargs.NewLayout([]*fetchargs.Arg{&a}, false)
+	p := &ProbeProgram{Arch: m.Arch(), Args: []*fetchargs.Arg{&a}, Layout: l}
 	if _, err := Compile(p, testMaps()); err == nil || !strings.Contains(err.Error(), "unresolved symbol") {
 		t.Errorf("unresolved @SYM: %v", err)
 	}
-	foffs := &Arg{Name: "x", Body: "@+4", Type: LookupType("u64"), Size: 8, Ops: []Op{{Code: OpFOffs, Imm: 4}, {Code: OpStRaw, Size: 8}, {Code: OpEnd}}}
-	l, _ = NewLayout([]*Arg{foffs}, false)
-	p = &ProbeProgram{Arch: m.Arch(), Args: []*Arg{foffs}, Layout: l}
+	foffs := &fetchargs.Arg{Name: "x", Body: "@+4", Type: fetchargs.LookupType("u64"), Size: 8, Ops: []fetchargs.Op{{Code: fetchargs.OpFOffs, Imm: 4}, {Code: fetchargs.OpStRaw, Size: 8}, {Code: fetchargs.OpEnd}}}
+	l, _ = fetchargs.NewLayout([]*fetchargs.Arg{foffs}, false)
+	p = &ProbeProgram{Arch: m.Arch(), Args: []*fetchargs.Arg{foffs}, Layout: l}
 	if _, err := Compile(p, testMaps()); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("FOFFS: %v, want ErrUnsupported", err)
 	}

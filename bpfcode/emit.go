@@ -1,0 +1,105 @@
+package bpfcode
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/fetchargs"
+)
+
+type emitter struct {
+	// reserve: the record is built in place in the ring buffer
+	// (bpf_ringbuf_reserve/submit), not in the scratch value and copied.
+	reserve bool
+	p       *ProbeProgram
+	maps    *Maps
+	ins     asm.Instructions
+	label   string
+	nlabels int
+}
+
+func (e *emitter) emit(in ...asm.Instruction) {
+	for _, i := range in {
+		if e.label != "" {
+			i = i.WithSymbol(e.label)
+			e.label = ""
+		}
+		e.ins = append(e.ins, i)
+	}
+}
+
+// newLabel returns a fresh jump target name.
+func (e *emitter) newLabel() string {
+	e.nlabels++
+	return fmt.Sprintf("L%d", e.nlabels)
+}
+
+// mark attaches l to the next emitted instruction.
+func (e *emitter) mark(l string) {
+	if e.label != "" {
+		// Two targets at one place: a no-op jump carries the first.
+		e.emit(asm.Instruction{OpCode: asm.Ja.Op(asm.ImmSource)})
+	}
+	e.label = l
+}
+
+// lookup emits bpf_map_lookup_elem(m, key) with the key at R10+key: R0
+// is then the value's address, or NULL.
+func (e *emitter) lookup(m asm.FDer, key int32) error {
+	if err := e.mapPtr(asm.R1, m); err != nil {
+		return err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, key),
+		asm.FnMapLookupElem.Call(),
+	)
+	return nil
+}
+
+func (e *emitter) mapPtr(r asm.Register, m asm.FDer) error {
+	if m == nil {
+		return fmt.Errorf("fetchargs: compile: missing map")
+	}
+	in := asm.LoadMapPtr(r, 0)
+	if err := in.AssociateMap(m); err != nil {
+		return fmt.Errorf("fetchargs: compile: %w", err)
+	}
+	e.emit(in)
+	return nil
+}
+
+// addImm64 adds a 64-bit constant to r.
+func (e *emitter) addImm64(r asm.Register, v int64) {
+	switch {
+	case v == 0:
+	case v >= -1<<31 && v < 1<<31:
+		e.emit(asm.Add.Imm(r, int32(v)))
+	default:
+		e.emit(asm.LoadImm(asm.R0, v, asm.DWord), asm.Add.Reg(r, asm.R0))
+	}
+}
+
+func sizeOf(n int) (asm.Size, error) {
+	switch n {
+	case 1:
+		return asm.Byte, nil
+	case 2:
+		return asm.Half, nil
+	case 4:
+		return asm.Word, nil
+	case 8:
+		return asm.DWord, nil
+	}
+	return 0, fmt.Errorf("fetchargs: compile: store size %d: %w", n, ErrUnsupported)
+}
+
+// recOff is the scratch offset of record offset off.
+func recOff(off int) int16 { return int16(fetchargs.HeaderSize + off) }
+
+// zeroDWord stores a 64-bit zero (BPF_ST|BPF_DW, which asm.StoreImm does
+// not build).
+func zeroDWord(dst asm.Register, off int16) asm.Instruction {
+	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: dst, Offset: off}
+}

@@ -1,0 +1,560 @@
+package bpfcode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// Maps are the maps compiled programs use; one set serves every probe of
+// a tracing session.
+type Maps struct {
+	// Ring is the BPF_MAP_TYPE_RINGBUF records go to.
+	Ring asm.FDer
+	// Scratch is a BPF_MAP_TYPE_ARRAY with one value per possible CPU (key:
+	// CPU number) of at least ScratchSize bytes, where records are built.
+	Scratch asm.FDer
+	// Counters is a BPF_MAP_TYPE_PERCPU_ARRAY keyed by probe index with
+	// values {hits, misses uint64}: each CPU counts its own, without
+	// atomic operations, and a reader sums them.
+	Counters asm.FDer
+	// EntryDepth (BPF_MAP_TYPE_LRU_HASH, key {pid_tgid, probe index} u64
+	// pair, value u64) and EntryData (BPF_MAP_TYPE_LRU_HASH, key {pid_tgid,
+	// probe index << 32 | depth}, value EntryDataSize bytes) carry the
+	// function arguments a return probe saved at entry. They may be nil
+	// when no probe uses entry data.
+	EntryDepth, EntryData asm.FDer
+	// Follow (BPF_MAP_TYPE_HASH, key u32 thread group id, value u32) holds
+	// the processes a ProbeProgram.Follow program records: those whose
+	// value is 1. It may be nil when no program follows.
+	Follow asm.FDer
+	// Probes (BPF_MAP_TYPE_ARRAY keyed by probe index, value ProbeInfo)
+	// gives programs shared by several probes (ProbeProgram.Cookie) each
+	// probe's event ID and IP. It may be nil when no program is shared.
+	Probes asm.FDer
+}
+
+// ProbeInfo is a value of the Probes map: what a shared program cannot
+// hold as constants.
+type ProbeInfo struct {
+	IP      uint64 // __probe_ip, or __probe_func for return kinds
+	EventID uint64 // common_type
+}
+
+// CounterSize is the value size of the Counters map.
+const CounterSize = 16
+
+// ProbeProgram describes one probe to compile.
+type ProbeProgram struct {
+	Arch    *kernel.Arch
+	EventID uint16
+	// Index identifies the probe in the ring buffer header and the
+	// Counters, EntryDepth and EntryData maps.
+	Index  uint32
+	Return bool // kretprobe/fexit record
+	// IP is __probe_ip (entry kinds) or __probe_func (return kinds). For
+	// entry kinds 0 means "ask bpf_get_func_ip" (kprobe-multi programs
+	// attached to several functions).
+	IP     uint64
+	Args   []*fetchargs.Arg
+	Layout *fetchargs.Layout
+	// EntryDataSize is the value size of Maps.EntryData (8 per slot of the
+	// probe that saves the most).
+	EntryDataSize int
+	// WakeupBytes batches reader wake-ups: a record wakes the reader only
+	// when the ring buffer holds at least this many bytes (the reader also
+	// polls on its own). 0 wakes it for every record.
+	WakeupBytes int
+	// EndbrIP marks an IP of the form FUNC+4 that ktrace's model guessed
+	// (it had no kernel text to read): the program checks the live
+	// instruction at FUNC as is_endbr() does (ENDBR64, ENDBR32 or the NOP
+	// that sealing leaves, which still moves the kprobe) and records
+	// FUNC+0 when none is there.
+	EndbrIP bool
+	// RawTracepoint marks a t event's program, attached as a raw
+	// tracepoint: its context is the tracepoint's argument array, not
+	// registers. $argN reads the array (the IR's parameter counts the
+	// probe stub's hidden first parameter, which the array does not hold
+	// and which is NULL for a t event), IP must be given, and register,
+	// stack and return-value fetches do not exist.
+	RawTracepoint bool
+	// IgnoreTgid, when not 0, is a process whose hits the program counts
+	// but does not record: the tracer's own process, whose reading of the
+	// ring buffer would otherwise feed probes on the functions it calls
+	// (kfree, vfs_read, ...) and fill the ring with its own hits.
+	IgnoreTgid uint32
+	// Cookie compiles a program that serves several probes of the same
+	// shape, attached through one multi link whose attach cookie is the
+	// probe's index: Index, EventID and IP are then read at run time
+	// (the cookie, and the Probes map) instead of being constants. Not
+	// for raw tracepoints, probes whose IP needs the ENDBR check, or
+	// return probes that save entry data.
+	Cookie bool
+	// Follow records only the processes marked 1 in Maps.Follow (a
+	// process tree the tracer keeps there), tested before anything is
+	// written.
+	Follow bool
+	// OnlyPid, when not 0, is the one process (thread group id) or thread
+	// whose hits the program records; the others are counted and dropped
+	// before anything is written.
+	OnlyPid uint32
+}
+
+// endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
+// u32.
+const endbr64 = 0xfa1e0ff3
+
+// The 4-byte NOPs IBT sealing writes over an ENDBR64 at boot, which
+// is_endbr() still counts: "osp nopl (%rax)" on 6.12 and "nopl -42(%rax)"
+// on later kernels, read as little-endian u32s.
+const (
+	endbrPoison    = 0x001f0f66
+	endbrPoisonNew = 0xd6401f0f
+)
+
+// Registers the generated code keeps live across helper calls.
+const (
+	rCtx  = asm.R6 // struct pt_regs *
+	rBuf  = asm.R7 // scratch value: ktrace header, then the record
+	rVal  = asm.R8 // the fetched value of the argument being compiled
+	rTmp9 = asm.R9 // lval (array of strings), entry depth
+)
+
+// Stack slots (offsets from R10).
+const (
+	stkTmp  = -8  // 8-byte read target
+	stkKey  = -16 // u32 map key
+	stkKeyA = -32 // 16-byte map key
+	stkKeyB = -48 // 16-byte map key
+	// stkEnd is the end of the record's used part (u64): the fixed
+	// part, then the end of the last string written. Only that much is
+	// sent, so a string slot costs the string's length, not the slot's.
+	stkEnd = -56
+	// stkCookie holds the attach cookie (the probe index) of a shared
+	// program.
+	stkCookie = -64
+	// stkPidTgid and stkCPU keep bpf_get_current_pid_tgid's and
+	// bpf_get_smp_processor_id's results: each helper is called once.
+	stkPidTgid = -72
+	stkCPU     = -80
+	taskSize   = 0x00007ffffffff000
+)
+
+// ErrUnsupported is wrapped by compile errors for fetch programs ktrace
+// cannot express in eBPF (uprobe file offsets, eprobe fields).
+var ErrUnsupported = errors.New("fetch operation not supported by the eBPF backend")
+
+// Compile returns the eBPF program of one probe. The arguments' @SYM
+// references must be resolved (events does it when it arms a probe).
+func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
+	if p == nil || p.Layout == nil || m == nil {
+		return nil, fmt.Errorf("fetchargs: compile: incomplete probe")
+	}
+	if p.Arch == nil {
+		return nil, fmt.Errorf("fetchargs: compile: no architecture")
+	}
+	if len(p.Layout.Offsets) != len(p.Args) {
+		return nil, fmt.Errorf("fetchargs: compile: layout has %d arguments, probe %d", len(p.Layout.Offsets), len(p.Args))
+	}
+	if p.Layout.ScratchSize() > 1<<15-1 {
+		return nil, fmt.Errorf("fetchargs: compile: record of %d bytes too large", p.Layout.ScratchSize())
+	}
+	if p.Cookie && (p.RawTracepoint || p.EndbrIP || (p.Return && len(p.Layout.EntrySlots) > 0)) {
+		return nil, fmt.Errorf("fetchargs: compile: a shared program cannot serve this probe")
+	}
+	e := &emitter{p: p, maps: m}
+	// A record of fixed size is written where it will be read: reserved
+	// in the ring buffer, with no copy. Records with strings send only
+	// their used part (a bounded copy from the scratch value), and
+	// return probes with entry data keep it in the scratch value.
+	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0)
+	e.emit(asm.Mov.Reg(rCtx, asm.R1))
+	if p.Cookie {
+		e.emit(
+			asm.FnGetAttachCookie.Call(),
+			asm.StoreMem(asm.R10, stkCookie, asm.R0, asm.DWord),
+		)
+	}
+	if err := e.prologue(); err != nil {
+		return nil, err
+	}
+	if err := e.header(); err != nil {
+		return nil, err
+	}
+	if p.Return && len(p.Layout.EntrySlots) > 0 {
+		if err := e.loadEntryData(); err != nil {
+			return nil, err
+		}
+	}
+	if e.reserve {
+		e.zeroArgs()
+	}
+	for i, a := range p.Args {
+		if err := e.arg(i, a); err != nil {
+			return nil, fmt.Errorf("fetchargs: compile %s: %w", a.Text(), err)
+		}
+	}
+	if err := e.output(); err != nil {
+		return nil, err
+	}
+	return e.ins, nil
+}
+
+// counter adds 1 to the probe's hits (field 0) or misses (field 8).
+func (e *emitter) counter(field int16) error {
+	e.indexKey()
+	if err := e.lookup(e.maps.Counters, stkKey); err != nil {
+		return err
+	}
+	// The value is this CPU's (a per-CPU array): a plain increment, no
+	// atomic operation. A program runs to completion on one CPU.
+	skip := e.newLabel()
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.LoadMem(asm.R1, asm.R0, field, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, field, asm.R1, asm.DWord),
+	)
+	e.mark(skip)
+	return nil
+}
+
+// indexKey stores the probe's index at stkKey: a constant, or the attach
+// cookie of a shared program.
+func (e *emitter) indexKey() {
+	if e.p.Cookie {
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R10, stkCookie, asm.Word),
+			asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
+		)
+		return
+	}
+	e.emit(asm.StoreImm(asm.R10, stkKey, int64(e.p.Index), asm.Word))
+}
+
+// prologue counts the hit, drops the hits of other processes than the
+// wanted ones, and finds where the record is built (rBuf): its place in
+// the ring buffer, or this CPU's scratch value.
+func (e *emitter) prologue() error {
+	if err := e.counter(0); err != nil {
+		return err
+	}
+	e.emit(
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
+	)
+	if e.p.IgnoreTgid != 0 {
+		keep := e.newLabel()
+		e.emit(
+			asm.RSh.Imm(asm.R0, 32),
+			asm.JNE.Imm(asm.R0, int32(e.p.IgnoreTgid), keep),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		e.mark(keep)
+	}
+	if e.p.OnlyPid != 0 {
+		keep := e.newLabel()
+		e.emit(
+			asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
+			asm.Mov.Reg(asm.R1, asm.R0),
+			asm.LSh.Imm(asm.R1, 32),
+			asm.RSh.Imm(asm.R1, 32),
+			asm.JEq.Imm(asm.R1, int32(e.p.OnlyPid), keep),
+			asm.RSh.Imm(asm.R0, 32),
+			asm.JEq.Imm(asm.R0, int32(e.p.OnlyPid), keep),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		e.mark(keep)
+	}
+	if e.p.Follow {
+		keep := e.newLabel()
+		e.emit(
+			asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
+			asm.RSh.Imm(asm.R0, 32),
+			asm.StoreMem(asm.R10, stkKey, asm.R0, asm.Word),
+		)
+		if err := e.lookup(e.maps.Follow, stkKey); err != nil {
+			return err
+		}
+		drop := e.newLabel()
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, drop),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 1, keep),
+		)
+		e.mark(drop)
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+		e.mark(keep)
+	}
+	e.emit(
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R10, stkCPU, asm.R0, asm.Word),
+	)
+	if e.reserve {
+		if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
+			return err
+		}
+		ok := e.newLabel()
+		e.emit(
+			asm.Mov.Imm(asm.R2, int32(fetchargs.HeaderSize+e.p.Layout.RecordSize())),
+			asm.Mov.Imm(asm.R3, 0),
+			asm.FnRingbufReserve.Call(),
+			asm.JNE.Imm(asm.R0, 0, ok),
+		)
+		// The ring buffer is full: a miss.
+		if err := e.counter(8); err != nil {
+			return err
+		}
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+		e.mark(ok)
+		e.emit(asm.Mov.Reg(rBuf, asm.R0))
+		return nil
+	}
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
+	)
+	if err := e.lookup(e.maps.Scratch, stkKey); err != nil {
+		return err
+	}
+	ok := e.newLabel()
+	e.emit(
+		asm.JNE.Imm(asm.R0, 0, ok),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	)
+	e.mark(ok)
+	e.emit(asm.Mov.Reg(rBuf, asm.R0))
+	return nil
+}
+
+// bail ends the program without a record: a reserved one is discarded.
+func (e *emitter) bail() {
+	if e.reserve {
+		e.emit(
+			asm.Mov.Reg(asm.R1, rBuf),
+			asm.Mov.Imm(asm.R2, 0),
+			asm.FnRingbufDiscard.Call(),
+		)
+	}
+	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+}
+
+// zeroArgs clears the arguments' part of a reserved record, which holds
+// whatever the ring buffer held before: an argument whose read fails
+// reads 0, as in the scratch value.
+func (e *emitter) zeroArgs() {
+	l := e.p.Layout
+	e.emit(asm.Mov.Imm(asm.R1, 0))
+	for off := l.ArgsStart; off < l.Fixed; {
+		switch n := l.Fixed - off; {
+		case n >= 8:
+			e.emit(asm.StoreMem(rBuf, recOff(off), asm.R1, asm.DWord))
+			off += 8
+		case n >= 4:
+			e.emit(asm.StoreMem(rBuf, recOff(off), asm.R1, asm.Word))
+			off += 4
+		case n >= 2:
+			e.emit(asm.StoreMem(rBuf, recOff(off), asm.R1, asm.Half))
+			off += 2
+		default:
+			e.emit(asm.StoreMem(rBuf, recOff(off), asm.R1, asm.Byte))
+			off++
+		}
+	}
+}
+
+// header writes ktrace's header and the record's common and probe fields.
+func (e *emitter) header() error {
+	flagsOff, ok := e.p.Arch.Regs["flags"]
+	e.emit(
+		asm.Mov.Imm(asm.R1, int32(e.p.Layout.Fixed)),
+		asm.StoreMem(asm.R10, stkEnd, asm.R1, asm.DWord),
+	)
+	e.emit(
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(rBuf, 0, asm.R0, asm.DWord),
+		asm.LoadMem(asm.R0, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(rBuf, 8, asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
+	)
+	if e.p.Cookie {
+		// Index from the cookie; event ID and IP from the Probes map.
+		e.indexKey()
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R10, stkKey, asm.Word),
+			asm.StoreMem(rBuf, 12, asm.R1, asm.Word),
+		)
+		if err := e.lookup(e.maps.Probes, stkKey); err != nil {
+			return err
+		}
+		found := e.newLabel()
+		e.emit(asm.JNE.Imm(asm.R0, 0, found))
+		e.bail()
+		e.mark(found)
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
+			asm.StoreMem(rBuf, recOff(0), asm.R1, asm.Half),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.StoreMem(rBuf, recOff(8), asm.R1, asm.DWord),
+		)
+	} else {
+		e.emit(
+			asm.StoreImm(rBuf, 12, int64(e.p.Index), asm.Word),
+			asm.StoreImm(rBuf, recOff(0), int64(e.p.EventID), asm.Half),
+		)
+	}
+	if e.p.RawTracepoint && e.p.IP == 0 {
+		return fmt.Errorf("fetchargs: compile: a tracepoint program needs its IP")
+	}
+	if ok && e.p.Arch.Name == "x86_64" && !e.p.RawTracepoint {
+		// TRACE_FLAG_IRQS_OFF when EFLAGS.IF (bit 9) is clear.
+		e.emit(
+			asm.LoadMem(asm.R1, rCtx, int16(flagsOff), asm.DWord),
+			asm.RSh.Imm(asm.R1, 9),
+			asm.And.Imm(asm.R1, 1),
+			asm.Xor.Imm(asm.R1, 1),
+			asm.StoreMem(rBuf, recOff(2), asm.R1, asm.Byte),
+		)
+	}
+	e.emit(
+		asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
+		asm.StoreMem(rBuf, recOff(4), asm.R0, asm.Word),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
+	)
+	if e.p.Cookie {
+		// The IP came from the Probes map above.
+	} else if e.p.IP != 0 && e.p.EndbrIP && !e.p.Return && !e.p.RawTracepoint {
+		keep := e.newLabel()
+		e.emit(
+			asm.Mov.Reg(asm.R1, asm.R10),
+			asm.Add.Imm(asm.R1, stkTmp),
+			asm.Mov.Imm(asm.R2, 4),
+			asm.LoadImm(asm.R3, int64(e.p.IP-4), asm.DWord),
+			asm.FnProbeReadKernel.Call(),
+			asm.LoadImm(rVal, int64(e.p.IP), asm.DWord),
+			asm.JNE.Imm(asm.R0, 0, keep),
+			asm.LoadMem(asm.R1, asm.R10, stkTmp, asm.Word),
+			// is_endbr(): ENDBR64, ENDBR32 and the sealed forms.
+			asm.LoadImm(asm.R2, endbrPoison, asm.DWord),
+			asm.JEq.Reg(asm.R1, asm.R2, keep),
+			asm.LoadImm(asm.R2, endbrPoisonNew, asm.DWord),
+			asm.JEq.Reg(asm.R1, asm.R2, keep),
+			asm.And.Imm(asm.R1, ^0x01000000),
+			asm.LoadImm(asm.R2, endbr64, asm.DWord),
+			asm.JEq.Reg(asm.R1, asm.R2, keep),
+			asm.Add.Imm(rVal, -4),
+		)
+		e.mark(keep)
+		e.emit(asm.StoreMem(rBuf, recOff(8), rVal, asm.DWord))
+	} else if e.p.IP != 0 {
+		e.emit(
+			asm.LoadImm(asm.R1, int64(e.p.IP), asm.DWord),
+			asm.StoreMem(rBuf, recOff(8), asm.R1, asm.DWord),
+		)
+	} else {
+		e.emit(
+			asm.Mov.Reg(asm.R1, rCtx),
+			asm.FnGetFuncIp.Call(),
+			asm.StoreMem(rBuf, recOff(8), asm.R0, asm.DWord),
+		)
+	}
+	if e.p.Return {
+		ipOff, ok := e.p.Arch.Regs[ipReg(e.p.Arch)]
+		if !ok {
+			return fmt.Errorf("fetchargs: compile: %s has no instruction pointer register", e.p.Arch.Name)
+		}
+		// The return handler sees the real return address in regs->ip.
+		e.emit(
+			asm.LoadMem(asm.R1, rCtx, int16(ipOff), asm.DWord),
+			asm.StoreMem(rBuf, recOff(16), asm.R1, asm.DWord),
+		)
+	}
+	return nil
+}
+
+func ipReg(a *kernel.Arch) string {
+	if a.Name == "arm64" {
+		return "pc"
+	}
+	return "ip"
+}
+
+// output sends the record and counts a miss when the ring buffer is full.
+func (e *emitter) output() error {
+	if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
+		return err
+	}
+	if e.reserve {
+		// Submit the record built in place.
+		e.emit(asm.Mov.Imm(asm.R2, 0))
+		if e.p.WakeupBytes > 0 {
+			flags := e.newLabel()
+			e.emit(
+				asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+				asm.FnRingbufQuery.Call(),
+				asm.Mov.Imm(asm.R2, 1),
+				asm.JLT.Imm(asm.R0, int32(e.p.WakeupBytes), flags),
+				asm.Mov.Imm(asm.R2, 2),
+			)
+			e.mark(flags)
+		}
+		e.emit(
+			asm.Mov.Reg(asm.R1, rBuf),
+			asm.FnRingbufSubmit.Call(),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		return nil
+	}
+	done := e.newLabel()
+	if e.p.WakeupBytes > 0 {
+		// BPF_RB_NO_WAKEUP below the threshold, BPF_RB_FORCE_WAKEUP above.
+		flags := e.newLabel()
+		e.emit(
+			asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+			asm.FnRingbufQuery.Call(),
+			asm.Mov.Imm(rVal, 1),
+			asm.JLT.Imm(asm.R0, int32(e.p.WakeupBytes), flags),
+			asm.Mov.Imm(rVal, 2),
+		)
+		e.mark(flags)
+		if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
+			return err
+		}
+		e.emit(asm.Mov.Reg(asm.R4, rVal))
+	} else {
+		e.emit(asm.Mov.Imm(asm.R4, 0))
+	}
+	// Send the header and the record's used part: a bounded copy.
+	size := e.newLabel()
+	e.emit(
+		asm.Mov.Reg(asm.R2, rBuf),
+		asm.LoadMem(asm.R3, asm.R10, stkEnd, asm.DWord),
+		asm.JLE.Imm(asm.R3, int32(e.p.Layout.RecordSize()), size),
+		asm.Mov.Imm(asm.R3, int32(e.p.Layout.RecordSize())),
+	)
+	e.mark(size)
+	e.emit(
+		asm.Add.Imm(asm.R3, fetchargs.HeaderSize),
+		asm.FnRingbufOutput.Call(),
+		asm.JEq.Imm(asm.R0, 0, done),
+	)
+	if err := e.counter(8); err != nil {
+		return err
+	}
+	e.mark(done)
+	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	return nil
+}
