@@ -30,7 +30,7 @@ func (a *Arg) ResolveSymbols(m *kernel.Model) error {
 			}
 			off, sym = v, sym[:j]
 		}
-		addr, ok := lookupName(m, sym)
+		addr, ok := lookupSymbol(m, sym)
 		if !ok {
 			return fmt.Errorf("fetch arg %s: symbol %q: %w", a.Name, sym, syscall.ENOENT)
 		}
@@ -39,23 +39,10 @@ func (a *Arg) ResolveSymbols(m *kernel.Model) error {
 	return nil
 }
 
-// lookupName is kallsyms_lookup_name: "MOD:SYM" or a name searched in
-// vmlinux first, then in modules.
-func lookupName(m *kernel.Model, name string) (uint64, bool) {
-	if name == "" || m == nil {
+// lookupSymbol is the model's kallsyms_lookup_name, for a nil model too.
+func lookupSymbol(m *kernel.Model, sym string) (uint64, bool) {
+	if m == nil {
 		return 0, false
 	}
-	mod := ""
-	if i := strings.IndexByte(name, ':'); i >= 0 {
-		mod, name = name[:i], name[i+1:]
-	}
-	if s := m.Symbols(mod, name); len(s) > 0 {
-		return s[0].Addr, true
-	}
-	if mod == "" {
-		if s := m.AllSymbols(name); len(s) > 0 {
-			return s[0].Addr, true
-		}
-	}
-	return 0, false
+	return m.LookupName(sym)
 }

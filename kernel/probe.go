@@ -39,15 +39,26 @@ type KprobeSite struct {
 }
 
 // LookupName returns the address of "sym" or "mod:sym" the way
-// kallsyms_lookup_name()/kprobe_lookup_name() does: the first match in
-// kallsyms order (vmlinux only for a bare name; that module's symbols for
-// "mod:sym").
+// kallsyms_lookup_name() (and so kprobe_lookup_name() and the @SYM fetch
+// argument) does: for "mod:sym" the first of that module's symbols; for a
+// bare name the first vmlinux symbol, else the first module symbol
+// (module_kallsyms_lookup_name), in kallsyms order.
 func (m *Model) LookupName(sym string) (uint64, bool) {
+	if sym == "" {
+		return 0, false
+	}
 	mod, name := splitModSym(sym)
+	firstMod := int32(-1)
 	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
-		if m.syms[i].Module == mod {
-			return m.syms[i].Addr, true
+		switch s := m.syms[i]; {
+		case s.Module == mod:
+			return s.Addr, true
+		case mod == "" && firstMod < 0:
+			firstMod = i
 		}
+	}
+	if firstMod >= 0 {
+		return m.syms[firstMod].Addr, true
 	}
 	return 0, false
 }

@@ -443,6 +443,23 @@ func TestLoadSnapshotErrors(t *testing.T) {
 	if !m.ModuleLoaded("mymod") || len(m.Symbols("mymod", "foo")) != 1 || len(m.Symbols("", "foo")) != 0 {
 		t.Errorf("module symbol handling wrong")
 	}
+	// kallsyms_lookup_name: vmlinux first, then modules; MOD:SYM in MOD only.
+	for _, tc := range []struct {
+		name string
+		addr uint64
+		ok   bool
+	}{
+		{"foo", 0xffffffff81000010, true},
+		{"mymod:foo", 0xffffffff81000010, true},
+		{"othermod:foo", 0, false},
+		{"_text", 0xffffffff81000000, true},
+		{"mymod:_text", 0, false},
+		{"", 0, false},
+	} {
+		if a, ok := m.LookupName(tc.name); a != tc.addr || ok != tc.ok {
+			t.Errorf("LookupName(%q) = %#x, %v; want %#x, %v", tc.name, a, ok, tc.addr, tc.ok)
+		}
+	}
 	if m.BTF() != nil || m.BTFError() != ErrNoBTF {
 		t.Errorf("BTF without btf file: %v", m.BTFError())
 	}
