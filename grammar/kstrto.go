@@ -46,15 +46,12 @@ func isXDigit(c byte) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// kstrtoullNoSign is _kstrtoull: digits in the (fixed-up) base, an optional
-// single trailing newline, nothing else.
-func kstrtoullNoSign(s string, base int) (uint64, error) {
-	s, base = fixupRadix(s, base)
-	var v uint64
-	overflow := false
-	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
+// parseInteger is _parse_integer: the value of the digits of base at the
+// start of s, how many there are, and whether the value overflowed 64
+// bits.
+func parseInteger(s string, base int) (v uint64, n int, overflow bool) {
+	for ; n < len(s); n++ {
+		c := s[n]
 		var d int
 		switch {
 		case c >= '0' && c <= '9':
@@ -72,6 +69,14 @@ func kstrtoullNoSign(s string, base int) (uint64, error) {
 		}
 		v = v*uint64(base) + uint64(d)
 	}
+	return v, n, overflow
+}
+
+// kstrtoullNoSign is _kstrtoull: digits in the (fixed-up) base, an optional
+// single trailing newline, nothing else.
+func kstrtoullNoSign(s string, base int) (uint64, error) {
+	s, base = fixupRadix(s, base)
+	v, i, overflow := parseInteger(s, base)
 	if overflow {
 		return 0, ErrRange
 	}
@@ -86,6 +91,15 @@ func kstrtoullNoSign(s string, base int) (uint64, error) {
 		return 0, ErrSyntax
 	}
 	return v, nil
+}
+
+// SimpleStrtoul is simple_strtoul: as many digits of base as s starts
+// with (after the radix fix-up), and the text after them. It never fails;
+// an overflow wraps, as in the kernel.
+func SimpleStrtoul(s string, base int) (uint64, string) {
+	s, base = fixupRadix(s, base)
+	v, n, _ := parseInteger(s, base)
+	return v, s[n:]
 }
 
 // ParseUint64 is the kernel's kstrtoull (and kstrtoul on 64-bit): an
