@@ -36,7 +36,7 @@ func (e *LogError) Error() string {
 	for i, x := range e.Entries {
 		s[i] = x.Error()
 	}
-	return fmt.Sprintf("%s (%d error_log entries, errno %s)", strings.Join(s, "; "), len(e.Entries), errnoName(e.Errno))
+	return fmt.Sprintf("%s (%d error_log entries, errno %s)", strings.Join(s, "; "), len(e.Entries), grammar.ErrnoName(e.Errno))
 }
 
 // Unwrap returns the last log entry, with the write's errno.
@@ -71,24 +71,6 @@ func Logs(err error) ([]*grammar.Error, syscall.Errno) {
 		return []*grammar.Error{ge}, ge.Errno
 	}
 	return nil, 0
-}
-
-func errnoName(e syscall.Errno) string {
-	switch e {
-	case syscall.EINVAL:
-		return "EINVAL"
-	case syscall.ENOENT:
-		return "ENOENT"
-	case syscall.E2BIG:
-		return "E2BIG"
-	case syscall.ERANGE:
-		return "ERANGE"
-	case syscall.EOPNOTSUPP:
-		return "EOPNOTSUPP"
-	case syscall.ENOMEM:
-		return "ENOMEM"
-	}
-	return fmt.Sprintf("errno %d", int(e))
 }
 
 // logger collects the error_log entries of one parse step, attributing

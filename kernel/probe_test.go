@@ -61,21 +61,7 @@ func outcome(code grammar.Code, errno syscall.Errno) string {
 	if errno == 0 {
 		return "ok"
 	}
-	return fmt.Sprintf("%s/%s", code.Name(), errnoName(errno))
-}
-
-func errnoName(e syscall.Errno) string {
-	switch e {
-	case syscall.EINVAL:
-		return "EINVAL"
-	case syscall.ENOENT:
-		return "ENOENT"
-	case syscall.EILSEQ:
-		return "EILSEQ"
-	case syscall.EADDRNOTAVAIL:
-		return "EADDRNOTAVAIL"
-	}
-	return e.Error()
+	return fmt.Sprintf("%s/%s", code.Name(), grammar.ErrnoName(errno))
 }
 
 // vmPlaces are kprobe places written to kprobe_events on the pinned

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/ktrace-dev/ktrace/grammar"
 )
 
 // File is an open tracefs file. Reads see the file's content as of the
@@ -64,7 +66,7 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 		switch n.kind {
 		case nKprobeEvents, nDynamicEvents:
 			if err := f.b.Truncate(controlFile(n.kind)); err != nil {
-				return nil, pathErr("open", name, errnoOf(err))
+				return nil, pathErr("open", name, grammar.ErrnoOf(err))
 			}
 			f.pruneFilters()
 		case nErrorLog:
@@ -81,16 +83,6 @@ func controlFile(k nodeKind) ControlFile {
 		return KprobeEvents
 	}
 	return DynamicEvents
-}
-
-// errnoOf extracts the errno from a backend error; errors without one
-// become EINVAL.
-func errnoOf(err error) syscall.Errno {
-	var e syscall.Errno
-	if errors.As(err, &e) {
-		return e
-	}
-	return syscall.EINVAL
 }
 
 // ReadFile returns the whole content of a tracefs file.
@@ -277,7 +269,7 @@ func (f *FS) write(n node, p []byte) (int, error) {
 			if errors.As(err, &we) {
 				f.logErrors(we.Logs)
 			}
-			return w, errnoOf(err)
+			return w, grammar.ErrnoOf(err)
 		}
 		return w, nil
 	case nErrorLog:
@@ -311,7 +303,7 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		err = f.setEnabled(n, v == 1)
 		f.wake()
 		if err != nil {
-			return 0, errnoOf(err)
+			return 0, grammar.ErrnoOf(err)
 		}
 		return len(p), nil
 	case nEvFilter, nGroupFilter:
