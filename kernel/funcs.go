@@ -52,6 +52,9 @@ func (f *FuncInfo) Spec() string {
 	return f.Name
 }
 
+// pfxPrefix starts the names of the padding symbols before functions.
+const pfxPrefix = "__pfx_"
+
 // funcPattern is one glob of Funcs.
 type funcPattern struct {
 	mod, name string
@@ -64,7 +67,8 @@ type funcPattern struct {
 // Funcs returns the model's functions whose name matches one of globs
 // (ftrace glob syntax: '*', '?', '[...]'; "MOD:GLOB" for module
 // functions, whose module part is a glob too), sorted by module then
-// name, each once. No globs means every function. A glob without
+// name, each once. No globs means every function. The "__pfx_" padding
+// symbols are left out unless a glob's literal start asks for them. A glob without
 // metacharacters that names no function still gets an entry saying why
 // it cannot be probed (no such symbol, not a function, module not
 // loaded).
@@ -86,17 +90,36 @@ func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 		p.prefix = p.name[:globLiteralLen(p.name)]
 		pats = append(pats, p)
 	}
-	// Each distinct name is one slot of the name index; its chain holds
+	// Each distinct name has one chain in the name index, holding
 	// every kallsyms entry of that name. A (module, name) pair with a text
 	// entry is one function; the chain also gives number_of_same_symbols.
 	var idx []int32 // the function's first text entry
 	var cnt []int32 // number_of_same_symbols for its spec
+	// The "__pfx_" symbols are the padding before each function on
+	// kernels with CONFIG_CALL_PADDING (6.12: about 48,000), not
+	// functions; kprobes refuse them (no ftrace location). They are
+	// listed only for a glob whose literal start asks for them.
+	pfx := false
+	for _, p := range pats {
+		pfx = pfx || strings.HasPrefix(p.prefix, pfxPrefix) || (p.prefix != "" && strings.HasPrefix(pfxPrefix, p.prefix))
+	}
+	// The first entry of each name heads its chain; walking the table in
+	// kallsyms order keeps the names' memory in order.
+	isHead := make([]bool, len(m.syms))
 	for _, slot := range m.byName.slots {
-		if slot == 0 {
+		if slot != 0 {
+			isHead[slot-1] = true
+		}
+	}
+	for h := range m.syms {
+		if !isHead[h] {
 			continue
 		}
-		head := slot - 1
+		head := int32(h)
 		name := m.syms[head].Name
+		if !pfx && strings.HasPrefix(name, pfxPrefix) {
+			continue
+		}
 		if len(pats) > 0 {
 			hit := false
 			for _, p := range pats {
@@ -187,37 +210,61 @@ func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 }
 
 // sortByName sorts idx, indices into sym (symbol indices), by module,
-// then name. The names' first eight bytes are compared as one integer
-// first, so most comparisons touch no string.
+// then name. The module's rank and the name's first sixteen bytes are
+// compared as integers first, so most comparisons touch no string.
 func (m *Model) sortByName(idx []int32, sym []int32) {
 	type item struct {
-		key uint64
-		i   int32
+		k1, k2 uint64
+		mod    int32
+		i      int32
+	}
+	rank := map[string]int32{}
+	var mods []string
+	for _, i := range idx {
+		if mod := m.syms[sym[i]].Module; mod != "" {
+			if _, ok := rank[mod]; !ok {
+				rank[mod] = 0
+				mods = append(mods, mod)
+			}
+		}
+	}
+	slices.Sort(mods)
+	for r, mod := range mods {
+		rank[mod] = int32(r + 1)
 	}
 	items := make([]item, len(idx))
 	for k, i := range idx {
-		name := m.syms[sym[i]].Name
-		var key uint64
-		for b := 0; b < 8; b++ {
-			key <<= 8
-			if b < len(name) {
-				key |= uint64(name[b])
+		s := &m.syms[sym[i]]
+		var key [2]uint64
+		for b := 0; b < 16; b++ {
+			var c uint64
+			if b < len(s.Name) {
+				c = uint64(s.Name[b])
 			}
+			key[b/8] = key[b/8]<<8 | c
 		}
-		items[k] = item{key, i}
+		it := item{k1: key[0], k2: key[1], i: i}
+		if s.Module != "" {
+			it.mod = rank[s.Module]
+		}
+		items[k] = it
 	}
 	slices.SortFunc(items, func(a, b item) int {
-		sa, sb := &m.syms[sym[a.i]], &m.syms[sym[b.i]]
-		if sa.Module != sb.Module {
-			return strings.Compare(sa.Module, sb.Module)
-		}
-		if a.key != b.key {
-			if a.key < b.key {
+		switch {
+		case a.mod != b.mod:
+			return int(a.mod - b.mod)
+		case a.k1 != b.k1:
+			if a.k1 < b.k1 {
+				return -1
+			}
+			return 1
+		case a.k2 != b.k2:
+			if a.k2 < b.k2 {
 				return -1
 			}
 			return 1
 		}
-		return strings.Compare(sa.Name, sb.Name)
+		return strings.Compare(m.syms[sym[a.i]].Name, m.syms[sym[b.i]].Name)
 	})
 	for k := range items {
 		idx[k] = items[k].i

@@ -9,6 +9,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The CLI benchmarks run this binary as ktrace.
+	if os.Getenv(benchExecEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){
 		"ktrace": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
