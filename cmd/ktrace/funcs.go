@@ -48,7 +48,9 @@ it refuses: not unique (several kallsyms entries: NON_UNIQ_SYMBOL),
 notrace (no ftrace location), blacklisted (the kprobe blacklist entry),
 not kernel text, a patch site, not in available_filter_functions, no
 such symbol, module not loaded. These are the verdicts the kernel's
-checks give for "p FUNC" and "f FUNC" on the model.
+checks give for "p FUNC" and "f FUNC" on the model. The "__pfx_" padding
+symbols before functions (CONFIG_CALL_PADDING) are listed only when a
+GLOB starts with __pfx_.
 
 With -t it lists tracepoints (SYSTEM:EVENT globs, or EVENT globs for any
 system) from the model's tracefs formats, each with whether a t event
