@@ -2,9 +2,7 @@ package bpfcode
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
@@ -12,6 +10,7 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fetchargs"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -23,24 +22,6 @@ func (f fakeMap) FD() int { return int(f) }
 
 func testMaps() *Maps {
 	return &Maps{Ring: fakeMap(3), Scratch: fakeMap(4), Counters: fakeMap(5), EntryDepth: fakeMap(6), EntryData: fakeMap(7), Probes: fakeMap(8), Follow: fakeMap(9)}
-}
-
-var (
-	modelOnce sync.Once
-	model     *kernel.Model
-	modelErr  error
-)
-
-// loadModel returns the pinned 6.12 snapshot's model.
-func loadModel(t testing.TB, name string) *kernel.Model {
-	t.Helper()
-	modelOnce.Do(func() {
-		model, modelErr = kernel.LoadSnapshot(filepath.Join("..", "..", "shared", "kernels", "6.12"))
-	})
-	if modelErr != nil {
-		t.Skipf("kernel snapshot 6.12 not available: %v", modelErr)
-	}
-	return model
 }
 
 // lineResult holds the arguments of one probe line.
@@ -89,7 +70,7 @@ func count(s []string, x string) int {
 // and ustring always use the user helpers, $comm reads the task's comm,
 // and a return probe with $argN reads entry data from the maps.
 func TestCompileShapes(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	tests := []struct {
 		line string
 		want map[string]int // helper -> calls in the whole program (the header reads comm once)
@@ -137,7 +118,7 @@ func TestCompileShapes(t *testing.T) {
 // TestCompileErrors checks refusals: unresolved @SYM, missing layout,
 // uprobe-only fetches.
 func TestCompileErrors(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	res := runLine(t, m, "p vfs_read @jiffies")
 
 	a := *res.args[0]

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
 // corpusLines returns the create lines of the conformance corpora.
@@ -43,7 +45,7 @@ func corpusLines(tb testing.TB) []string {
 // registration checks, fetch-argument parsing, readback) on a 10k-line
 // corpus of valid and invalid corpus lines, each on a fresh 6.12 registry.
 func BenchmarkExec(b *testing.B) {
-	m := model(b, "6.12")
+	m := vmtest.Model(b, "6.12")
 	src := corpusLines(b)
 	lines := make([]string, 0, 10000)
 	for len(lines) < 10000 {

@@ -2,48 +2,16 @@ package events
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/ktrace-dev/ktrace/grammar"
-	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
-
-var (
-	modelMu    sync.Mutex
-	modelCache = map[string]*kernel.Model{}
-)
-
-// model loads the pinned snapshot of release once per test binary,
-// skipping when the snapshots are absent (failing under CI=true).
-func model(t testing.TB, release string) *kernel.Model {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "kernels", release)
-	if _, err := os.Stat(filepath.Join(dir, "kallsyms")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("pinned kernel snapshot %s missing: %v", dir, err)
-		}
-		t.Skipf("pinned kernel snapshot %s missing: %v", dir, err)
-	}
-	modelMu.Lock()
-	defer modelMu.Unlock()
-	if m := modelCache[release]; m != nil {
-		return m
-	}
-	m, err := kernel.LoadSnapshot(dir)
-	if err != nil {
-		t.Fatalf("LoadSnapshot(%s): %v", dir, err)
-	}
-	modelCache[release] = m
-	return m
-}
 
 func newRegistry(t testing.TB, release string) *Registry {
-	m := model(t, release)
+	m := vmtest.Model(t, release)
 	major, minor, _ := m.KernelVersion()
 	return NewRegistry(m, grammar.DialectFor(major, minor))
 }

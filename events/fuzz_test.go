@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
 // FuzzLine runs arbitrary lines through a fresh 6.12 registry. Exec must
@@ -12,7 +13,7 @@ import (
 // on another fresh registry, read back identically (the readback is a
 // fixed point of the parser).
 func FuzzLine(f *testing.F) {
-	m := model(f, "6.12")
+	m := vmtest.Model(f, "6.12")
 	for _, s := range []string{
 		"p vfs_read", "r vfs_read $retval", "r16:grp/ev vfs_read%return", "p:ev vfs_read+4 a=%di:u32",
 		"p 0xffffffff8143f690", "p nomod:foo $arg1", "-:ev", "f vfs_read $arg*", "t sched_switch prev->pid",

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
 // TestBTFStringCharSign covers ":string"/":ustring" on BTF values, whose
@@ -57,7 +58,7 @@ func TestBTFStringCharSign(t *testing.T) {
 		{"p:l do_sys_openat2 filename", want{body: "filename=filename", field: "u64 filename"}},
 	}
 	for _, model := range []string{"6.1", "6.12"} {
-		m := loadModel(t, model)
+		m := vmtest.Model(t, model)
 		for _, tc := range tests {
 			name := model + "/" + tc.line
 			res := runLineDialect(m, grammar.Latest, tc.line)
@@ -102,7 +103,7 @@ func TestBTFStringCharSign(t *testing.T) {
 // so the same lines fail before any string check. Observed on 6.1.192
 // with tools/vmsh (2026-11-29): BAD_FETCH_ARG, EINVAL, caret at the name.
 func TestBTFStringOn61Syntax(t *testing.T) {
-	m := loadModel(t, "6.1")
+	m := vmtest.Model(t, "6.1")
 	for _, line := range []string{
 		"p:a do_sys_openat2 filename:ustring",
 		"p:c do_filp_open pathname->name:string",

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
 // TestNoBTFArgsDialect covers a 6.5+ kernel built without
@@ -13,7 +14,7 @@ import (
 // with -EOPNOTSUPP, parse_btf_arg logs NOSUP_BTFARG, "$retval…" is a
 // prefix match returning the raw register).
 func TestNoBTFArgsDialect(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	d := *grammar.Latest
 	d.BTFArgs = false
 	tests := []struct {

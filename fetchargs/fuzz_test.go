@@ -3,6 +3,8 @@ package fetchargs
 import (
 	"strings"
 	"testing"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
 // FuzzArg feeds arbitrary argument lists through PrepareArgs and Parse on
@@ -16,7 +18,7 @@ func FuzzArg(f *testing.F) {
 		if sel&1 != 0 {
 			kname = "6.1"
 		}
-		m := loadModel(t, kname)
+		m := vmtest.Model(t, kname)
 		ctx := &Context{Model: m, Dialect: dialectFor(m), Func: "vfs_read"}
 		switch (sel >> 1) % 5 {
 		case 0:

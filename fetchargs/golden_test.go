@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
 // goldenEntry is the part of a conformance golden record this package
@@ -67,7 +69,7 @@ func TestConformanceGoldens(t *testing.T) {
 		if err != nil {
 			t.Skipf("no goldens: %v", err)
 		}
-		m := loadModel(t, k)
+		m := vmtest.Model(t, k)
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 1<<22), 1<<22)
 		for sc.Scan() {

@@ -3,6 +3,8 @@ package fetchargs
 import (
 	"strings"
 	"testing"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
 // The fetch programs below follow from the kernel's parse rules
@@ -57,7 +59,7 @@ func TestFetchPrograms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.kernel+"/"+tc.line, func(t *testing.T) {
-			m := loadModel(t, tc.kernel)
+			m := vmtest.Model(t, tc.kernel)
 			res := runLine(m, tc.line)
 			if res.err != nil {
 				t.Fatalf("rejected: %v", res.err)
@@ -85,7 +87,7 @@ func TestFetchPrograms(t *testing.T) {
 
 // TestEntryArgs checks the entry-data slots a return probe saves.
 func TestEntryArgs(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	res := runLine(m, "r vfs_read $arg3 buf c=count:u8 $retval")
 	if res.err != nil {
 		t.Fatal(res.err)
@@ -98,7 +100,7 @@ func TestEntryArgs(t *testing.T) {
 // TestArgFormatFacts checks the format-file helpers against the VM's
 // format file for "p:ev vfs_read +0(%di):string[3]" and friends.
 func TestArgFormatFacts(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	res := runLine(m, `p vfs_read +0(%di):string[3] +0(%di):u32[2] a=%di:s32 $comm`)
 	if res.err != nil {
 		t.Fatal(res.err)

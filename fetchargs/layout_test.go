@@ -3,13 +3,15 @@ package fetchargs
 import (
 	"fmt"
 	"testing"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
 // TestLayout checks record layouts against the format files' rules: args
 // packed without alignment from offset 16 (24 for return probes), string
 // fields 4-byte __data_loc words, arrays element size times count.
 func TestLayout(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	tests := []struct {
 		line    string
 		offsets []int
@@ -55,7 +57,7 @@ func fmtInts(v []int) string { return fmt.Sprint(v) }
 // TestLayoutManyStrings checks that probes with many strings get shorter
 // slots that keep every scratch offset within an instruction's 16 bits.
 func TestLayoutManyStrings(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	line := "p vfs_read"
 	for i := 0; i < 12; i++ {
 		line += " +0(%di):string[64]"

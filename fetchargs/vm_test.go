@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -108,35 +108,6 @@ var errnoText = map[syscall.Errno]string{
 	syscall.ERANGE:     "Numerical result out of range",
 	syscall.EOPNOTSUPP: "Operation not supported",
 	syscall.ENOMEM:     "Cannot allocate memory",
-}
-
-var (
-	modelsOnce sync.Once
-	models     map[string]*kernel.Model
-	modelsErr  error
-)
-
-// snapshotDir is where the pinned kernels' snapshots live relative to this
-// package (the repository's sibling "shared" directory).
-const snapshotDir = "../../shared/kernels"
-
-func loadModel(t testing.TB, name string) *kernel.Model {
-	t.Helper()
-	modelsOnce.Do(func() {
-		models = map[string]*kernel.Model{}
-		for _, k := range []string{"6.1", "6.12"} {
-			m, err := kernel.LoadSnapshot(filepath.Join(snapshotDir, k))
-			if err != nil {
-				modelsErr = err
-				return
-			}
-			models[k] = m
-		}
-	})
-	if modelsErr != nil {
-		t.Skipf("kernel snapshots not available: %v", modelsErr)
-	}
-	return models[name]
 }
 
 func dialectFor(m *kernel.Model) *grammar.Dialect {
@@ -286,7 +257,7 @@ func TestVMTranscripts(t *testing.T) {
 	for _, path := range files {
 		base := filepath.Base(path)
 		kname := base[:strings.IndexByte(base, '-')]
-		m := loadModel(t, kname)
+		m := vmtest.Model(t, kname)
 		for _, c := range readTranscript(t, path) {
 			c := c
 			t.Run(kname+"/"+c.line, func(t *testing.T) {

@@ -13,17 +13,11 @@ import (
 	"github.com/ktrace-dev/ktrace/fusefs"
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
-	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
 // kernelNames are the pinned kernels every target is checked against.
 var kernelNames = []string{"6.1", "6.12"}
-
-var (
-	modelMu sync.Mutex
-	models  = map[string]*kernel.Model{}
-)
 
 // snapshotDir is the pinned kernel snapshot directory of name, skipping the
 // test when the snapshots are missing.
@@ -40,23 +34,6 @@ func snapshotDir(t testing.TB, name string) string {
 	return d
 }
 
-// model loads (once) the snapshot model of a pinned kernel.
-func model(t testing.TB, name string) *kernel.Model {
-	t.Helper()
-	dir := snapshotDir(t, name)
-	modelMu.Lock()
-	defer modelMu.Unlock()
-	if m, ok := models[name]; ok {
-		return m
-	}
-	m, err := kernel.LoadSnapshot(dir)
-	if err != nil {
-		t.Fatalf("load %s: %v", dir, err)
-	}
-	models[name] = m
-	return m
-}
-
 // world is a fresh registry and tracefs over a pinned kernel, as `ktrace
 // sh` and `ktrace mount` build them.
 type world struct {
@@ -71,7 +48,7 @@ func newWorld(t testing.TB, name string) *world {
 // newWorldOpts is newWorld with opts (its release and CPU count are the
 // model's).
 func newWorldOpts(t testing.TB, name string, opts tracefs.Options) *world {
-	m := model(t, name)
+	m := vmtest.Model(t, name)
 	major, minor, _ := m.KernelVersion()
 	d := grammar.DialectFor(major, minor)
 	reg := events.NewRegistry(m, d)

@@ -15,6 +15,7 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fusefs"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
@@ -22,7 +23,7 @@ import (
 // mount` builds it over a probe backend; the test records entries itself
 // through fs.Record, standing in for the probes' hits.
 func newRecordingWorld(t testing.TB, name string) *world {
-	m := model(t, name)
+	m := vmtest.Model(t, name)
 	major, minor, _ := m.KernelVersion()
 	d := grammar.DialectFor(major, minor)
 	reg := events.NewRegistry(m, d)

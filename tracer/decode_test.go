@@ -9,6 +9,7 @@ import (
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -104,7 +105,7 @@ func symText(t *testing.T, m *kernel.Model, addr uint64) string {
 // integers in their printf formats, hex with 0x, strings quoted or
 // "(fault)", arrays as {a,b}, chars quoted raw, symbols as sym+0xoff/0xsize.
 func TestTraceText(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	open := addrOf(t, m, "do_sys_openat2")
 	vread := addrOf(t, m, "vfs_read")
 	ksys := addrOf(t, m, "ksys_read")
@@ -191,7 +192,7 @@ func TestTraceText(t *testing.T) {
 // (trace_print_context: "%16s-%-7d [%03d] " then the latency flags and
 // "%5lu.%06lu: ").
 func TestTraceContext(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	plan := planFor(t, m, "p:ev vfs_read")
 	d := NewDecoder(m, plan)
 	b := newRec(plan.Probes[0], 123, addrOf(t, m, "vfs_read"), 0)
@@ -212,7 +213,7 @@ func TestTraceContext(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	plan := planFor(t, m, "p:ev vfs_read a=%di")
 	d := NewDecoder(m, plan)
 	if _, err := d.Decode(make([]byte, 10)); err == nil {
@@ -232,7 +233,7 @@ func TestDecodeErrors(t *testing.T) {
 // BenchmarkDecodeFormat measures decode plus trace-line formatting of a
 // typical record (three arguments, one string) on one core.
 func BenchmarkDecodeFormat(b *testing.B) {
-	m := loadModel(b, "6.12")
+	m := vmtest.Model(b, "6.12")
 	t := &testing.T{}
 	plan := planFor(t, m, "p:myprobe do_sys_openat2 dfd=%di:s32 path=+0(%si):string flags=+8(%dx):x32")
 	open, _ := m.LookupName("do_sys_openat2")
@@ -257,7 +258,7 @@ func BenchmarkDecodeFormat(b *testing.B) {
 // VM on 6.1 and 6.12: "$retval:symbol" of 8 prints 0x8), and places
 // kernel text as sym+0xoff/0xsize.
 func TestSymbolOutsideKernel(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	d := NewDecoder(m, planFor(t, m, "p:ev vfs_read %ax:symbol"))
 	vread := addrOf(t, m, "vfs_read")
 	for addr, want := range map[uint64]string{
@@ -279,7 +280,7 @@ func TestSymbolOutsideKernel(t *testing.T) {
 // t event's $stackN, which a raw tracepoint program cannot read) returns
 // the error and releases what it made, instead of crashing in its cleanup.
 func TestOpenFailureCleansUp(t *testing.T) {
-	m := loadModel(t, "6.12")
+	m := vmtest.Model(t, "6.12")
 	r := events.NewRegistry(m, nil)
 	if _, err := r.Write(events.DynamicEvents, []byte("t:tk kfree s=$stack1\n")); err != nil {
 		t.Fatal(err)

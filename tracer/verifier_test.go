@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -44,17 +44,6 @@ func requireHostBPF(t *testing.T) {
 	if err := hostLoadsKprobePrograms(); err != nil {
 		t.Skipf("this host cannot load BPF_PROG_TYPE_KPROBE programs (needs root or CAP_BPF+CAP_PERFMON and bpf(2)): %v", err)
 	}
-}
-
-const snapshotDir = "../../shared/kernels"
-
-func loadModel(t testing.TB, name string) *kernel.Model {
-	t.Helper()
-	m, err := kernel.LoadSnapshot(filepath.Join(snapshotDir, name))
-	if err != nil {
-		t.Skipf("kernel snapshot %s not available: %v", name, err)
-	}
-	return m
 }
 
 type golden struct {
@@ -139,7 +128,7 @@ func TestVerifierAcceptsCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 	} else {
-		m = loadModel(t, name)
+		m = vmtest.Model(t, name)
 	}
 	major, minor, _ := m.KernelVersion()
 	d := grammar.DialectFor(major, minor)
