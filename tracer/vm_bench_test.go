@@ -65,86 +65,79 @@ func TestBenchVM(t *testing.T) {
 	if os.Getenv("KTRACE_VM_BENCH") != "1" {
 		t.Skip("set KTRACE_VM_BENCH=1 to run the VM benchmarks")
 	}
-	vmtest.Require(t)
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
 	kt, _ := guestBinaries(t)
 	summary := regexp.MustCompile(`attached (\d+) probes in (\S+) \((\d+) programs, (\d+) links\), detached in (\S+)`)
 	// uptime prints /proc/uptime's first field, in seconds.
 	const uptime = "read u _ < /proc/uptime; echo $u"
-	for _, k := range ks {
-		t.Run(k.Name, func(t *testing.T) {
-			m, err := kernel.LoadSnapshot(k.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			funcs := benchFuncs(t, k, m, 1000)
-			files := map[string][]byte{"/bin/ktrace": kt}
-			var sc strings.Builder
-			kernelKinds := map[string]bool{"p": true, "f": m.Config("CONFIG_FPROBE") == "y"}
-			for _, kind := range []string{"p", "f"} {
-				for _, n := range benchSizes() {
-					var lines, args strings.Builder
-					for i := 0; i < n; i++ {
-						fmt.Fprintf(&lines, "%s:bk/a%d %s\n", kind, i, funcs[i])
-						fmt.Fprintf(&args, " '%s:bk/a%d %s'", kind, i, funcs[i])
-					}
-					name := fmt.Sprintf("%s-%d", kind, n)
-					files["/lines-"+name] = []byte(lines.String())
-					if kernelKinds[kind] {
-						fmt.Fprintf(&sc, "echo @@KCYCLE-%s; %s; cat /lines-%s >> dynamic_events; echo 1 > events/bk/enable; echo 0 > events/bk/enable; echo > dynamic_events; %s; echo @@END-KCYCLE-%s\n", name, uptime, name, uptime, name)
-					}
-					fmt.Fprintf(&sc, "echo @@KT-%s; %s; /bin/ktrace --kernel host record --duration 1ms -w /dev/null%s 2>/tmp/e; %s; grep attached /tmp/e; echo @@END-KT-%s\n", name, uptime, args.String(), uptime, name)
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		m, err := kernel.LoadSnapshot(k.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		funcs := benchFuncs(t, k, m, 1000)
+		files := map[string][]byte{"/bin/ktrace": kt}
+		var sc strings.Builder
+		kernelKinds := map[string]bool{"p": true, "f": m.Config("CONFIG_FPROBE") == "y"}
+		for _, kind := range []string{"p", "f"} {
+			for _, n := range benchSizes() {
+				var lines, args strings.Builder
+				for i := 0; i < n; i++ {
+					fmt.Fprintf(&lines, "%s:bk/a%d %s\n", kind, i, funcs[i])
+					fmt.Fprintf(&args, " '%s:bk/a%d %s'", kind, i, funcs[i])
 				}
-			}
-			one := "p:bk/one vfs_read"
-			fmt.Fprintf(&sc, "echo @@KONE; %s; echo '%s' >> kprobe_events; echo 1 > events/bk/enable; sleep 0.1; echo 0 > events/bk/enable; echo > kprobe_events; %s; echo @@END-KONE\n", uptime, one, uptime)
-			fmt.Fprintf(&sc, "echo @@TONE; %s; /bin/ktrace --kernel host record --duration 100ms -w /dev/null '%s' 2>/tmp/e; %s; echo @@END-TONE\n", uptime, one, uptime)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-			defer cancel()
-			out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: sc.String(), Files: files, CPUs: 2})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			s := string(out)
-			span := func(sec string) float64 {
-				f := strings.Fields(section(s, sec))
-				if len(f) < 2 {
-					return 0
+				name := fmt.Sprintf("%s-%d", kind, n)
+				files["/lines-"+name] = []byte(lines.String())
+				if kernelKinds[kind] {
+					fmt.Fprintf(&sc, "echo @@KCYCLE-%s; %s; cat /lines-%s >> dynamic_events; echo 1 > events/bk/enable; echo 0 > events/bk/enable; echo > dynamic_events; %s; echo @@END-KCYCLE-%s\n", name, uptime, name, uptime, name)
 				}
-				var a, b float64
-				fmt.Sscan(f[0], &a)
-				fmt.Sscan(f[1], &b)
-				return b - a
+				fmt.Fprintf(&sc, "echo @@KT-%s; %s; /bin/ktrace --kernel host record --duration 1ms -w /dev/null%s 2>/tmp/e; %s; grep attached /tmp/e; echo @@END-KT-%s\n", name, uptime, args.String(), uptime, name)
 			}
-			for _, kind := range []string{"p", "f"} {
-				for _, n := range benchSizes() {
-					name := fmt.Sprintf("%s-%d", kind, n)
-					mm := summary.FindStringSubmatch(section(s, "KT-"+name))
-					if mm == nil {
-						t.Errorf("%s: ktrace record with %d %s probes failed:\n%s", k.Name, n, kind, section(s, "KT-"+name))
-						continue
-					}
-					at, _ := time.ParseDuration(mm[2])
-					dt, _ := time.ParseDuration(mm[5])
-					line := fmt.Sprintf("FIGURE %s %d %s: ktrace attach %s + detach %s = %.2fs (%s programs, %s links), start to exit %.2fs",
-						k.Name, n, kind, mm[2], mm[5], (at + dt).Seconds(), mm[3], mm[4], span("KT-"+name))
-					if kc := span("KCYCLE-" + name); kc > 0 {
-						line += fmt.Sprintf("; kernel define+enable+disable+clear %.2fs; ratio %.2f", kc, (at+dt).Seconds()/kc)
-					}
-					t.Log(line)
+		}
+		one := "p:bk/one vfs_read"
+		fmt.Fprintf(&sc, "echo @@KONE; %s; echo '%s' >> kprobe_events; echo 1 > events/bk/enable; sleep 0.1; echo 0 > events/bk/enable; echo > kprobe_events; %s; echo @@END-KONE\n", uptime, one, uptime)
+		fmt.Fprintf(&sc, "echo @@TONE; %s; /bin/ktrace --kernel host record --duration 100ms -w /dev/null '%s' 2>/tmp/e; %s; echo @@END-TONE\n", uptime, one, uptime)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		defer cancel()
+		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: sc.String(), Files: files, CPUs: 2})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s := string(out)
+		span := func(sec string) float64 {
+			f := strings.Fields(section(s, sec))
+			if len(f) < 2 {
+				return 0
+			}
+			var a, b float64
+			fmt.Sscan(f[0], &a)
+			fmt.Sscan(f[1], &b)
+			return b - a
+		}
+		for _, kind := range []string{"p", "f"} {
+			for _, n := range benchSizes() {
+				name := fmt.Sprintf("%s-%d", kind, n)
+				mm := summary.FindStringSubmatch(section(s, "KT-"+name))
+				if mm == nil {
+					t.Errorf("%s: ktrace record with %d %s probes failed:\n%s", k.Name, n, kind, section(s, "KT-"+name))
+					continue
 				}
+				at, _ := time.ParseDuration(mm[2])
+				dt, _ := time.ParseDuration(mm[5])
+				line := fmt.Sprintf("FIGURE %s %d %s: ktrace attach %s + detach %s = %.2fs (%s programs, %s links), start to exit %.2fs",
+					k.Name, n, kind, mm[2], mm[5], (at + dt).Seconds(), mm[3], mm[4], span("KT-"+name))
+				if kc := span("KCYCLE-" + name); kc > 0 {
+					line += fmt.Sprintf("; kernel define+enable+disable+clear %.2fs; ratio %.2f", kc, (at+dt).Seconds()/kc)
+				}
+				t.Log(line)
 			}
-			ko, to := span("KONE"), span("TONE")
-			ratio := 0.0
-			if ko > 0 {
-				ratio = to / ko
-			}
-			t.Logf("FIGURE %s one kprobe: ktrace start to exit with --duration 100ms %.2fs; tracefs define, enable, sleep 0.1, disable, clear %.2fs; ratio %.2f", k.Name, to, ko, ratio)
-		})
-	}
+		}
+		ko, to := span("KONE"), span("TONE")
+		ratio := 0.0
+		if ko > 0 {
+			ratio = to / ko
+		}
+		t.Logf("FIGURE %s one kprobe: ktrace start to exit with --duration 100ms %.2fs; tracefs define, enable, sleep 0.1, disable, clear %.2fs; ratio %.2f", k.Name, to, ko, ratio)
+	})
 }
 
 // benchSizes are the probe counts of the attach benchmark:
@@ -184,64 +177,57 @@ func TestHitCostVM(t *testing.T) {
 	if os.Getenv("KTRACE_VM_BENCH") != "1" {
 		t.Skip("set KTRACE_VM_BENCH=1 to run the VM benchmarks")
 	}
-	vmtest.Require(t)
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
 	kt, wl := guestBinaries(t)
 	const calls = 200000
-	for _, k := range ks {
-		t.Run(k.Name, func(t *testing.T) {
-			w := fmt.Sprintf("/bin/workload getppid %d", calls)
-			var sc strings.Builder
-			fmt.Fprintf(&sc, "%s >/dev/null\n", w)
-			for i, l := range hitCostLines {
-				fmt.Fprintf(&sc, "echo @@BASE%d; %s; echo @@END-BASE%d\n", i, w, i)
-				fmt.Fprintf(&sc, "echo %s >> kprobe_events; echo 1 > events/b/a/enable; echo > trace\n", shQuote(l.line))
-				sc.WriteString("cat trace_pipe > /tmp/k.txt & cp=$!\n")
-				fmt.Fprintf(&sc, "echo @@KERNEL%d; %s; echo @@END-KERNEL%d\n", i, w, i)
-				sc.WriteString("sleep 2; echo 0 > events/b/a/enable; kill $cp; wait $cp 2>/dev/null\n")
-				fmt.Fprintf(&sc, "echo @@KLINES%d; grep -c ' a: ' /tmp/k.txt; echo @@END-KLINES%d\n", i, i)
-				sc.WriteString("echo > kprobe_events; echo > trace; rm -f /tmp/k.txt\n")
-				fmt.Fprintf(&sc, "echo @@KTRACE%d; /bin/ktrace --kernel host record %s -w /tmp/t.txt -- %s 2>/tmp/e; echo @@END-KTRACE%d\n", i, shQuote(l.line), w, i)
-				fmt.Fprintf(&sc, "echo @@TLINES%d; grep -c ' a: ' /tmp/t.txt; cat /tmp/e; echo @@END-TLINES%d\n", i, i)
-				sc.WriteString("rm -f /tmp/t.txt\n")
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			out, err := vmtest.Run(ctx, k, vmtest.Guest{
-				Script: sc.String(),
-				Files:  map[string][]byte{"/bin/ktrace": kt, "/bin/workload": wl},
-				CPUs:   2,
-			})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			s := string(out)
-			num := func(sec string) int { return nsPerOp(s, sec) }
-			count := func(sec string) int {
-				var v int
-				fmt.Sscan(strings.TrimSpace(section(s, sec)), &v)
-				return v
-			}
-			for i, l := range hitCostLines {
-				base, kern, kt := num(fmt.Sprint("BASE", i)), num(fmt.Sprint("KERNEL", i)), num(fmt.Sprint("KTRACE", i))
-				if base == 0 || kern == 0 || kt == 0 {
-					t.Errorf("%s: missing timings:\n%s", l.name, s)
-					continue
-				}
-				ko, to := kern-base, kt-base
-				ratio := 0.0
-				if ko > 0 {
-					ratio = float64(to) / float64(ko)
-				}
-				kl, tl := count(fmt.Sprint("KLINES", i)), count(fmt.Sprint("TLINES", i))
-				t.Logf("FIGURE %s %s: %d getppid calls, 2 vCPUs (TCG): base %d ns/call; kernel event streamed by cat trace_pipe +%d ns (%d events, %d lost); ktrace record -w +%d ns (%d events, %d lost); ratio %.2f",
-					k.Name, l.name, calls, base, ko, kl, calls-kl, to, tl, calls-tl, ratio)
-			}
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		w := fmt.Sprintf("/bin/workload getppid %d", calls)
+		var sc strings.Builder
+		fmt.Fprintf(&sc, "%s >/dev/null\n", w)
+		for i, l := range hitCostLines {
+			fmt.Fprintf(&sc, "echo @@BASE%d; %s; echo @@END-BASE%d\n", i, w, i)
+			fmt.Fprintf(&sc, "echo %s >> kprobe_events; echo 1 > events/b/a/enable; echo > trace\n", shQuote(l.line))
+			sc.WriteString("cat trace_pipe > /tmp/k.txt & cp=$!\n")
+			fmt.Fprintf(&sc, "echo @@KERNEL%d; %s; echo @@END-KERNEL%d\n", i, w, i)
+			sc.WriteString("sleep 2; echo 0 > events/b/a/enable; kill $cp; wait $cp 2>/dev/null\n")
+			fmt.Fprintf(&sc, "echo @@KLINES%d; grep -c ' a: ' /tmp/k.txt; echo @@END-KLINES%d\n", i, i)
+			sc.WriteString("echo > kprobe_events; echo > trace; rm -f /tmp/k.txt\n")
+			fmt.Fprintf(&sc, "echo @@KTRACE%d; /bin/ktrace --kernel host record %s -w /tmp/t.txt -- %s 2>/tmp/e; echo @@END-KTRACE%d\n", i, shQuote(l.line), w, i)
+			fmt.Fprintf(&sc, "echo @@TLINES%d; grep -c ' a: ' /tmp/t.txt; cat /tmp/e; echo @@END-TLINES%d\n", i, i)
+			sc.WriteString("rm -f /tmp/t.txt\n")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		out, err := vmtest.Run(ctx, k, vmtest.Guest{
+			Script: sc.String(),
+			Files:  map[string][]byte{"/bin/ktrace": kt, "/bin/workload": wl},
+			CPUs:   2,
 		})
-	}
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s := string(out)
+		num := func(sec string) int { return nsPerOp(s, sec) }
+		count := func(sec string) int {
+			var v int
+			fmt.Sscan(strings.TrimSpace(section(s, sec)), &v)
+			return v
+		}
+		for i, l := range hitCostLines {
+			base, kern, kt := num(fmt.Sprint("BASE", i)), num(fmt.Sprint("KERNEL", i)), num(fmt.Sprint("KTRACE", i))
+			if base == 0 || kern == 0 || kt == 0 {
+				t.Errorf("%s: missing timings:\n%s", l.name, s)
+				continue
+			}
+			ko, to := kern-base, kt-base
+			ratio := 0.0
+			if ko > 0 {
+				ratio = float64(to) / float64(ko)
+			}
+			kl, tl := count(fmt.Sprint("KLINES", i)), count(fmt.Sprint("TLINES", i))
+			t.Logf("FIGURE %s %s: %d getppid calls, 2 vCPUs (TCG): base %d ns/call; kernel event streamed by cat trace_pipe +%d ns (%d events, %d lost); ktrace record -w +%d ns (%d events, %d lost); ratio %.2f",
+				k.Name, l.name, calls, base, ko, kl, calls-kl, to, tl, calls-tl, ratio)
+		}
+	})
 }
 
 // nsopLine is the workload's timing line.

@@ -29,36 +29,29 @@ kill $noise
 // outside it, and that --pid records that process alone; both filters run
 // in the probes' programs.
 func TestFollowVM(t *testing.T) {
-	vmtest.Require(t)
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
 	kt, _ := guestBinaries(t)
-	for _, k := range ks {
-		t.Run(k.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
-			out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: followScript, Files: map[string][]byte{"/bin/ktrace": kt}})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: followScript, Files: map[string][]byte{"/bin/ktrace": kt}})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s := string(out)
+		fol, pid := section(s, "FOLLOW"), section(s, "PID")
+		for _, want := range []string{`path="/etc/hostname"`, `path="/tmp/mine.txt"`} {
+			if !strings.Contains(fol, want) {
+				t.Errorf("--follow: no open of %s:\n%s\n%s", want, fol, section(s, "FOLLOWERR"))
 			}
-			s := string(out)
-			fol, pid := section(s, "FOLLOW"), section(s, "PID")
-			for _, want := range []string{`path="/etc/hostname"`, `path="/tmp/mine.txt"`} {
-				if !strings.Contains(fol, want) {
-					t.Errorf("--follow: no open of %s:\n%s\n%s", want, fol, section(s, "FOLLOWERR"))
-				}
-			}
-			if strings.Contains(fol, "/tmp/noise.txt") {
-				t.Errorf("--follow recorded a process outside the tree:\n%s", fol)
-			}
-			if !strings.Contains(pid, `path="/tmp/mine.txt"`) {
-				t.Errorf("--pid: no open of /tmp/mine.txt:\n%s\n%s", pid, section(s, "PIDERR"))
-			}
-			if strings.Contains(pid, "/tmp/noise.txt") {
-				t.Errorf("--pid recorded another process:\n%s", pid)
-			}
-		})
-	}
+		}
+		if strings.Contains(fol, "/tmp/noise.txt") {
+			t.Errorf("--follow recorded a process outside the tree:\n%s", fol)
+		}
+		if !strings.Contains(pid, `path="/tmp/mine.txt"`) {
+			t.Errorf("--pid: no open of /tmp/mine.txt:\n%s\n%s", pid, section(s, "PIDERR"))
+		}
+		if strings.Contains(pid, "/tmp/noise.txt") {
+			t.Errorf("--pid recorded another process:\n%s", pid)
+		}
+	})
 }

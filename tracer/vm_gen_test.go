@@ -31,106 +31,99 @@ func TestRecordDifferentialVM(t *testing.T) {
 	if *recDiffN == 0 {
 		t.Skip("run with -recdiff N")
 	}
-	vmtest.Require(t)
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range ks {
-		t.Run(k.Name, func(t *testing.T) {
-			m, err := kernel.LoadSnapshot(k.Dir)
-			if err != nil {
-				t.Fatal(err)
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		m, err := kernel.LoadSnapshot(k.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		major, minor, _ := m.KernelVersion()
+		reg := events.NewRegistry(m, grammar.DialectFor(major, minor))
+		g := &defGen{r: rand.New(rand.NewPCG(*recDiffSeed, 0x72656364))}
+		var defs []traceDef
+		if lines := os.Getenv("KTRACE_RECDIFF_LINES"); lines != "" {
+			// Reproduce given definitions, one per line.
+			for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+				defs = append(defs, traceDef{line: l, kernels: []string{k.Name}})
 			}
-			major, minor, _ := m.KernelVersion()
-			reg := events.NewRegistry(m, grammar.DialectFor(major, minor))
-			g := &defGen{r: rand.New(rand.NewPCG(*recDiffSeed, 0x72656364))}
-			var defs []traceDef
-			if lines := os.Getenv("KTRACE_RECDIFF_LINES"); lines != "" {
-				// Reproduce given definitions, one per line.
-				for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
-					defs = append(defs, traceDef{line: l, kernels: []string{k.Name}})
+		}
+		for tries := 0; len(defs) < *recDiffN && tries < 100**recDiffN; tries++ {
+			line := g.def(fmt.Sprintf("g%d", len(defs)))
+			file := events.KprobeEvents
+			if line[0] == 'f' || line[0] == 't' {
+				file = events.DynamicEvents
+			}
+			// Only what this kernel accepts (by the emulation, which
+			// the conformance suites hold to the kernel).
+			if err := reg.Exec(file, line); err != nil {
+				continue
+			}
+			defs = append(defs, traceDef{line: line, kernels: []string{k.Name}})
+		}
+		var list strings.Builder
+		for _, d := range defs {
+			list.WriteString(d.line + "\n")
+		}
+		t.Logf("%s: definitions (KTRACE_RECDIFF_LINES reproduces them):\n%s", k.Name, list.String())
+		// The kernel's own syntax: argument names and types as this
+		// kernel gives them (6.1 names "$arg3" arg4, 6.12 after BTF).
+		r := runTraceBoot(t, k, defs, "--syntax", "kernel")
+		// Hits pair up by an alignment of the two sequences of bodies
+		// (a longest common subsequence): the clocks of the two
+		// tracers drift apart under TCG, so timestamps cannot pair
+		// them, and the kernel's trace names a pid by its latest comm,
+		// so its lines can include what the workload's pid did before
+		// exec. A definition agrees when every hit pairs but for at
+		// most one on each side.
+		same, hits, unpaired := 0, 0, 0
+		for _, d := range defs {
+			ev := d.event()
+			got, want := r.ktrace[ev], r.kernel[ev]
+			if len(want) == 0 {
+				t.Errorf("%s: %s: no hits from the kernel", ev, d.line)
+				continue
+			}
+			pairs := alignHits(got, want)
+			hits += len(pairs)
+			// Paired hits must agree on the (ip) part as well, but for
+			// a kernel return probe that met ktrace's on the same
+			// function and could not name the caller.
+			for _, p := range pairs {
+				g, w := got[p[0]].ip, want[p[1]].ip
+				if g != w && !strings.Contains(w, "kretprobe'd") {
+					t.Errorf("%s: %s: hit %d: (ip) ktrace (%s), kernel (%s)", ev, d.line, p[0], g, w)
+					break
 				}
 			}
-			for tries := 0; len(defs) < *recDiffN && tries < 100**recDiffN; tries++ {
-				line := g.def(fmt.Sprintf("g%d", len(defs)))
-				file := events.KprobeEvents
-				if line[0] == 'f' || line[0] == 't' {
-					file = events.DynamicEvents
-				}
-				// Only what this kernel accepts (by the emulation, which
-				// the conformance suites hold to the kernel).
-				if err := reg.Exec(file, line); err != nil {
-					continue
-				}
-				defs = append(defs, traceDef{line: line, kernels: []string{k.Name}})
+			extra := len(got) + len(want) - 2*len(pairs)
+			unpaired += extra
+			if len(got)-len(pairs) <= 1 && len(want)-len(pairs) <= 1 {
+				same++
+				continue
 			}
-			var list strings.Builder
-			for _, d := range defs {
-				list.WriteString(d.line + "\n")
+			// Show the first hit of ktrace that found no partner, beside
+			// the kernel's hit at the same place.
+			i, j := 0, 0
+			for _, p := range pairs {
+				if p[0] != i || p[1] != j {
+					break
+				}
+				i, j = i+1, j+1
 			}
-			t.Logf("%s: definitions (KTRACE_RECDIFF_LINES reproduces them):\n%s", k.Name, list.String())
-			// The kernel's own syntax: argument names and types as this
-			// kernel gives them (6.1 names "$arg3" arg4, 6.12 after BTF).
-			r := runTraceBoot(t, k, defs, "--syntax", "kernel")
-			// Hits pair up by an alignment of the two sequences of bodies
-			// (a longest common subsequence): the clocks of the two
-			// tracers drift apart under TCG, so timestamps cannot pair
-			// them, and the kernel's trace names a pid by its latest comm,
-			// so its lines can include what the workload's pid did before
-			// exec. A definition agrees when every hit pairs but for at
-			// most one on each side.
-			same, hits, unpaired := 0, 0, 0
-			for _, d := range defs {
-				ev := d.event()
-				got, want := r.ktrace[ev], r.kernel[ev]
-				if len(want) == 0 {
-					t.Errorf("%s: %s: no hits from the kernel", ev, d.line)
-					continue
-				}
-				pairs := alignHits(got, want)
-				hits += len(pairs)
-				// Paired hits must agree on the (ip) part as well, but for
-				// a kernel return probe that met ktrace's on the same
-				// function and could not name the caller.
-				for _, p := range pairs {
-					g, w := got[p[0]].ip, want[p[1]].ip
-					if g != w && !strings.Contains(w, "kretprobe'd") {
-						t.Errorf("%s: %s: hit %d: (ip) ktrace (%s), kernel (%s)", ev, d.line, p[0], g, w)
-						break
-					}
-				}
-				extra := len(got) + len(want) - 2*len(pairs)
-				unpaired += extra
-				if len(got)-len(pairs) <= 1 && len(want)-len(pairs) <= 1 {
-					same++
-					continue
-				}
-				// Show the first hit of ktrace that found no partner, beside
-				// the kernel's hit at the same place.
-				i, j := 0, 0
-				for _, p := range pairs {
-					if p[0] != i || p[1] != j {
-						break
-					}
-					i, j = i+1, j+1
-				}
-				g, w := "(none)", "(none)"
-				if i < len(got) {
-					g = got[i].body
-				}
-				if j < len(want) {
-					w = want[j].body
-				}
-				t.Errorf("%s: %s: %d of %d ktrace hits and %d of %d kernel hits pair; first difference at hit %d:\n ktrace %s\n kernel %s",
-					ev, d.line, len(pairs), len(got), len(pairs), len(want), i, g, w)
+			g, w := "(none)", "(none)"
+			if i < len(got) {
+				g = got[i].body
 			}
-			if unpaired > 0 {
-				t.Logf("%s: %d hits seen by one tracer only", k.Name, unpaired)
+			if j < len(want) {
+				w = want[j].body
 			}
-			t.Logf("%s: %d/%d generated definitions print the kernel's bodies and (ip) (%d hits paired)", k.Name, same, len(defs), hits)
-		})
-	}
+			t.Errorf("%s: %s: %d of %d ktrace hits and %d of %d kernel hits pair; first difference at hit %d:\n ktrace %s\n kernel %s",
+				ev, d.line, len(pairs), len(got), len(pairs), len(want), i, g, w)
+		}
+		if unpaired > 0 {
+			t.Logf("%s: %d hits seen by one tracer only", k.Name, unpaired)
+		}
+		t.Logf("%s: %d/%d generated definitions print the kernel's bodies and (ip) (%d hits paired)", k.Name, same, len(defs), hits)
+	})
 }
 
 // alignHits pairs the hits of a and b with equal bodies, in order, as a

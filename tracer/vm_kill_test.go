@@ -65,38 +65,31 @@ func killScript() string {
 // kill, with no other ktrace started in between. While tracing, the
 // probes must be registered (the kill must hit something).
 func TestKillLeavesNothingVM(t *testing.T) {
-	vmtest.Require(t)
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
 	kt, _ := guestBinaries(t)
-	for _, k := range ks {
-		t.Run(k.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-			defer cancel()
-			out, err := vmtest.Run(ctx, k, vmtest.Guest{
-				Script: killScript(),
-				Files:  map[string][]byte{"/bin/ktrace": kt},
-			})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			s := string(out)
-			if info := strings.TrimSpace(section(s, "BUILDINFO")); info != "" {
-				t.Fatalf("the guest shows build files: %s", info)
-			}
-			reg := section(s, "REGISTERED-tracing")
-			for _, want := range []string{"ksys_read", "vfs_read", "ktrace_"} {
-				if !strings.Contains(reg, want) {
-					t.Errorf("while tracing, %s is not registered:\n%s", want, reg)
-				}
-			}
-			for _, when := range killMoments {
-				if left := strings.TrimSpace(section(s, "LEFT-"+when)); left != "" {
-					t.Errorf("killed at %s: left behind:\n%s", when, left)
-				}
-			}
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+		defer cancel()
+		out, err := vmtest.Run(ctx, k, vmtest.Guest{
+			Script: killScript(),
+			Files:  map[string][]byte{"/bin/ktrace": kt},
 		})
-	}
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s := string(out)
+		if info := strings.TrimSpace(section(s, "BUILDINFO")); info != "" {
+			t.Fatalf("the guest shows build files: %s", info)
+		}
+		reg := section(s, "REGISTERED-tracing")
+		for _, want := range []string{"ksys_read", "vfs_read", "ktrace_"} {
+			if !strings.Contains(reg, want) {
+				t.Errorf("while tracing, %s is not registered:\n%s", want, reg)
+			}
+		}
+		for _, when := range killMoments {
+			if left := strings.TrimSpace(section(s, "LEFT-"+when)); left != "" {
+				t.Errorf("killed at %s: left behind:\n%s", when, left)
+			}
+		}
+	})
 }

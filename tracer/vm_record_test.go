@@ -45,64 +45,57 @@ echo @@AFTERNEXT; cat /sys/kernel/debug/kprobes/list; grep ktrace_ kprobe_events
 //     probes close with the process, and the reaper removes the tracefs
 //     kretprobe a maxactive forces.
 func TestRecordLifecycleVM(t *testing.T) {
-	vmtest.Require(t)
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
 	kt, _ := guestBinaries(t)
-	for _, k := range ks {
-		t.Run(k.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
-			out, err := vmtest.Run(ctx, k, vmtest.Guest{
-				Script: lifecycleScript,
-				Files: map[string][]byte{
-					"/bin/ktrace":   kt,
-					"/etc/hostname": []byte("ktrace-vm\n"),
-				},
-			})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			s := string(out)
-			if !strings.Contains(s, "@@RC 0") {
-				t.Fatalf("record failed:\n%s", section(s, "RECERR"))
-			}
-			kern := parseTrace(section(s, "KERNEL"), "cat")["myev"]
-			rec := parseTrace(section(s, "REC"), "cat")["myev"]
-			if len(kern) == 0 || len(kern) != len(rec) {
-				t.Errorf("cat's hits: kernel %d, ktrace %d\nkernel:\n%s\nktrace:\n%s", len(kern), len(rec), section(s, "KERNEL"), section(s, "REC"))
-			}
-			found := false
-			for i := 0; i < len(kern) && i < len(rec); i++ {
-				if kern[i].body != rec[i].body {
-					t.Errorf("hit %d: ktrace %q, kernel %q", i, rec[i].body, kern[i].body)
-				}
-				if kern[i].body == ` path="/etc/hostname"` {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no hit opening /etc/hostname:\n%s", section(s, "REC"))
-			}
-			if !strings.Contains(section(s, "REC"), "ktrace-vm") {
-				t.Errorf("cat's output missing from record's stdout:\n%s", section(s, "REC"))
-			}
-			t.Logf("%s: %d hits of cat equal; summary:\n%s", k.Name, len(rec), section(s, "RECERR"))
-
-			attached := section(s, "ATTACHED")
-			if !strings.Contains(attached, "vfs_read") || !strings.Contains(attached, "vfs_write") {
-				t.Fatalf("probes not attached:\n%s", attached)
-			}
-			after := section(s, "AFTERKILL")
-			if strings.TrimSpace(after) != "" {
-				t.Errorf("probes survived kill -9:\n%s", after)
-			}
-			t.Logf("%s: after kill -9:\n%s", k.Name, after)
-			if next := section(s, "AFTERNEXT"); strings.TrimSpace(next) != "" {
-				t.Errorf("left attached after the next ktrace run:\n%s", next)
-			}
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		out, err := vmtest.Run(ctx, k, vmtest.Guest{
+			Script: lifecycleScript,
+			Files: map[string][]byte{
+				"/bin/ktrace":   kt,
+				"/etc/hostname": []byte("ktrace-vm\n"),
+			},
 		})
-	}
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s := string(out)
+		if !strings.Contains(s, "@@RC 0") {
+			t.Fatalf("record failed:\n%s", section(s, "RECERR"))
+		}
+		kern := parseTrace(section(s, "KERNEL"), "cat")["myev"]
+		rec := parseTrace(section(s, "REC"), "cat")["myev"]
+		if len(kern) == 0 || len(kern) != len(rec) {
+			t.Errorf("cat's hits: kernel %d, ktrace %d\nkernel:\n%s\nktrace:\n%s", len(kern), len(rec), section(s, "KERNEL"), section(s, "REC"))
+		}
+		found := false
+		for i := 0; i < len(kern) && i < len(rec); i++ {
+			if kern[i].body != rec[i].body {
+				t.Errorf("hit %d: ktrace %q, kernel %q", i, rec[i].body, kern[i].body)
+			}
+			if kern[i].body == ` path="/etc/hostname"` {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no hit opening /etc/hostname:\n%s", section(s, "REC"))
+		}
+		if !strings.Contains(section(s, "REC"), "ktrace-vm") {
+			t.Errorf("cat's output missing from record's stdout:\n%s", section(s, "REC"))
+		}
+		t.Logf("%s: %d hits of cat equal; summary:\n%s", k.Name, len(rec), section(s, "RECERR"))
+
+		attached := section(s, "ATTACHED")
+		if !strings.Contains(attached, "vfs_read") || !strings.Contains(attached, "vfs_write") {
+			t.Fatalf("probes not attached:\n%s", attached)
+		}
+		after := section(s, "AFTERKILL")
+		if strings.TrimSpace(after) != "" {
+			t.Errorf("probes survived kill -9:\n%s", after)
+		}
+		t.Logf("%s: after kill -9:\n%s", k.Name, after)
+		if next := section(s, "AFTERNEXT"); strings.TrimSpace(next) != "" {
+			t.Errorf("left attached after the next ktrace run:\n%s", next)
+		}
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -158,30 +157,15 @@ func section(out, name string) string {
 	return body
 }
 
-var (
-	buildOnce  sync.Once
-	ktraceBin  []byte
-	workBin    []byte
-	buildError error
-)
-
+// guestBinaries returns ktrace's and the workload's static binaries, once
+// VM tests can run here (they are skipped before anything is built).
 func guestBinaries(t *testing.T) ([]byte, []byte) {
 	t.Helper()
-	buildOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		if ktraceBin, buildError = vmtest.BuildStatic(ctx, "./cmd/ktrace"); buildError != nil {
-			return
-		}
-		workBin, buildError = vmtest.BuildStatic(ctx, "./internal/vmtest/workload")
-	})
-	if buildError != nil {
-		t.Fatal(buildError)
-	}
-	return ktraceBin, workBin
+	vmtest.Require(t)
+	return vmtest.Ktrace(t), vmtest.Binary(t, "./internal/vmtest/workload")
 }
 
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+func shQuote(s string) string { return vmtest.ShQuote(s) }
 
 // bootRun is what one boot of a pinned kernel produced.
 type bootRun struct {
