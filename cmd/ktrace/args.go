@@ -82,7 +82,7 @@ JSON output: {"function" or "tracepoint", "signature", "params": [{"name",
 			}
 			spec := args[0]
 			var res *argsResult
-			if sys, _, ok := strings.Cut(spec, ":"); ok && !e.model.ModuleLoaded(sys) && e.model.HasTracepoint(spec[len(sys)+1:]) {
+			if isTracepointSpec(e.model, spec) {
 				res, err = tracepointArgs(e, spec)
 			} else {
 				res, err = functionArgs(e, spec)
@@ -98,6 +98,30 @@ JSON output: {"function" or "tracepoint", "signature", "params": [{"name",
 		},
 	}
 	return cmd
+}
+
+// isTracepointSpec reports whether spec names a tracepoint rather than a
+// module function: "SYSTEM:EVENT" where SYSTEM is no loaded module and
+// EVENT a tracepoint of kallsyms or SYSTEM a system of the model's
+// formats.
+func isTracepointSpec(m *kernel.Model, spec string) bool {
+	sys, name, ok := strings.Cut(spec, ":")
+	if !ok || m.ModuleLoaded(sys) {
+		return false
+	}
+	if m.HasTracepoint(name) {
+		return true
+	}
+	tps, _, err := m.Tracepoints()
+	if err != nil {
+		return false
+	}
+	for _, t := range tps {
+		if t.System == sys {
+			return true
+		}
+	}
+	return false
 }
 
 // functionArgs describes FUNC from its BTF prototype.
@@ -237,7 +261,17 @@ func tracepointArgs(e *env, spec string) (*argsResult, error) {
 	case errors.Is(err, kernel.ErrNoTracepoints):
 		res.Notes = append(res.Notes, fmt.Sprintf("%v: its fields are unknown (a snapshot DIR with tracepoints/ has them)", err))
 	default:
-		return nil, failf(exitRejected, "args %s: %w", spec, err)
+		msg := fmt.Sprintf("args %s: %v", spec, err)
+		if tps, _, terr := e.model.Tracepoints(); terr == nil {
+			var names []string
+			for _, t := range tps {
+				names = append(names, t.System+":"+t.Name)
+			}
+			if n, ok := grammar.Closest(spec, names); ok {
+				msg += "\nhint: did you mean " + n + "?"
+			}
+		}
+		return nil, failf(exitRejected, "%s", msg)
 	}
 	stub := "__probestub_" + name
 	_, proto, perr := e.model.FuncProto(stub)
