@@ -32,12 +32,6 @@ type Registry struct {
 	tpStubs map[string]bool
 }
 
-// firstEventID is the ID the pinned kernels give their first dynamic event
-// (the number of built-in trace events plus the fixed types before them),
-// measured by booting each kernel. IDs of removed events are reused, lowest
-// first, like the kernel's trace_search_list.
-var firstEventID = map[string]int{"6.1": 1392, "6.12": 1554}
-
 // NewRegistry returns an empty registry for kernel m speaking dialect d. A
 // nil d selects the dialect of m's release.
 func NewRegistry(m *kernel.Model, d *grammar.Dialect) *Registry {
@@ -45,11 +39,9 @@ func NewRegistry(m *kernel.Model, d *grammar.Dialect) *Registry {
 		major, minor, _ := m.KernelVersion()
 		d = grammar.DialectFor(major, minor)
 	}
-	first, ok := firstEventID[d.Name]
-	if !ok {
-		first = firstEventID["6.12"]
-	}
-	return &Registry{model: m, dialect: d, firstID: first}
+	// IDs of removed events are reused, lowest first, like the kernel's
+	// trace_search_list (except where the dialect says IDs only grow).
+	return &Registry{model: m, dialect: d, firstID: d.FirstEventID}
 }
 
 // Dialect returns the registry's kernel dialect.

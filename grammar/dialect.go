@@ -98,6 +98,10 @@ type Dialect struct {
 	// event's ID is not reused until the IDs run out; otherwise the lowest
 	// free ID is taken (6.12's IDA).
 	MonotonicEventIDs bool
+	// FirstEventID is the ID the kernel gives its first dynamic event: the
+	// number of its built-in trace events plus the fixed types before
+	// them, measured by booting it (6.1: 1392, 6.12: 1554).
+	FirstEventID int
 
 	// messages overrides the newest upstream message text of a code.
 	messages map[Code]string
@@ -136,6 +140,7 @@ var dialects = []*Dialect{
 		NonUniqSymbolErrno: syscall.EADDRNOTAVAIL,
 		RetprobeEntryFirst: true,
 		MonotonicEventIDs:  true,
+		FirstEventID:       1392,
 		messages: map[Code]string{
 			ErrBadMaxactType: "Maxactive is not for kprobe",
 			ErrFileOnKprobe:  "File offset is not available with kprobe",
@@ -160,6 +165,7 @@ var dialects = []*Dialect{
 		SanitizeStar:       true,
 		UnknownSymbolErrno: syscall.EINVAL,
 		NonUniqSymbolErrno: syscall.EINVAL,
+		FirstEventID:       1554,
 		messages: map[Code]string{
 			ErrBadVar:       "Invalid $-valiable specified",
 			ErrFileOnKprobe: "File offset is not available with kprobe",
