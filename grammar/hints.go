@@ -67,8 +67,14 @@ func EditDistance(a, b string, max int) int {
 	if d := len(a) - len(b); d > max || -d > max {
 		return max + 1
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	// Two rows of the distance table, on the stack for the usual names.
+	var rows [2][80]int
+	prev, cur := rows[0][:0], rows[1][:0]
+	if len(b)+1 <= len(rows[0]) {
+		prev, cur = rows[0][:len(b)+1], rows[1][:len(b)+1]
+	} else {
+		prev, cur = make([]int, len(b)+1), make([]int, len(b)+1)
+	}
 	for j := range prev {
 		prev[j] = j
 	}
