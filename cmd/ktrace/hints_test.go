@@ -102,22 +102,3 @@ func TestNeedsHint6_1(t *testing.T) {
 		t.Errorf("hints %q", r.Hints)
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"do_sys_opnat2", "do_sys_openat2", 1},
-		{"rdi", "di", 1},
-		{"", "abc", 3},
-		{"kitten", "sitting", 3},
-	} {
-		if got := grammar.EditDistance(tc.a, tc.b, 10); got != tc.want {
-			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-	if got := grammar.EditDistance("abcdef", "uvwxyz", 2); got != 3 {
-		t.Errorf("bounded distance = %d, want 3 (max+1)", got)
-	}
-}
