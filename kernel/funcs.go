@@ -68,10 +68,10 @@ type funcPattern struct {
 // (ftrace glob syntax: '*', '?', '[...]'; "MOD:GLOB" for module
 // functions, whose module part is a glob too), sorted by module then
 // name, each once. No globs means every function. The "__pfx_" padding
-// symbols are left out unless a glob's literal start asks for them. A glob without
-// metacharacters that names no function still gets an entry saying why
-// it cannot be probed (no such symbol, not a function, module not
-// loaded).
+// symbols are left out unless a glob's literal start asks for them. A
+// glob without metacharacters that names no function still gets an entry
+// saying why it cannot be probed (no such symbol, not a function, module
+// not loaded).
 func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 	pats := make([]*funcPattern, 0, len(globs))
 	for _, g := range globs {
