@@ -100,6 +100,18 @@ func listFuncs(e *env, asJSON bool, globs []string, out io.Writer, stderr io.Wri
 			fmt.Fprintf(stderr, "ktrace: module %s is not loaded in the model (kallsyms has none of its symbols)\n", mod)
 		}
 	}
+	// A running kernel without kprobes has no kprobe_events at all.
+	noKp := ""
+	if e.model.Source() == "host" {
+		noKp = noKprobes(e.model)
+	}
+	if noKp != "" {
+		fmt.Fprintf(stderr, "ktrace: %s: no p, r or f line can be added to it\n", noKp)
+		for i := range fs {
+			fs[i].Kprobe, fs[i].KprobeCode, fs[i].KprobeWhy = false, grammar.ErrNone, noKp
+			fs[i].Fprobe, fs[i].FprobeWhy = false, noKp
+		}
+	}
 	noFprobe := !e.dialect.Fprobe
 	if noFprobe {
 		fmt.Fprintf(stderr, "hint: fprobe events (f lines) need Linux 6.12; the model's kernel is %s: --syntax latest runs them through eBPF\n", e.dialect.Name)
