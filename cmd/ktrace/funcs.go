@@ -106,10 +106,16 @@ func listFuncs(e *env, asJSON bool, globs []string, out io.Writer, stderr io.Wri
 		noKp = noKprobes(e.model)
 	}
 	if noKp != "" {
-		fmt.Fprintf(stderr, "ktrace: %s: no p, r or f line can be added to it\n", noKp)
+		fmt.Fprintf(stderr, "ktrace: %s: no p or r line can be added to it\n", noKp)
+		noFp := ""
+		if e.model.Config("CONFIG_FPROBE") != "y" {
+			noFp = "the running kernel has no fprobes (built without CONFIG_FPROBE)"
+		}
 		for i := range fs {
 			fs[i].Kprobe, fs[i].KprobeCode, fs[i].KprobeWhy = false, grammar.ErrNone, noKp
-			fs[i].Fprobe, fs[i].FprobeWhy = false, noKp
+			if noFp != "" {
+				fs[i].Fprobe, fs[i].FprobeWhy = false, noFp
+			}
 		}
 	}
 	noFprobe := !e.dialect.Fprobe
