@@ -75,7 +75,7 @@ func planFor(t *testing.T, m *kernel.Model, lines ...string) *Plan {
 			t.Fatalf("%s: %v", l, err)
 		}
 	}
-	p, err := NewPlan(r.Events())
+	p, err := NewPlan(r.Events(), PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

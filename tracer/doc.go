@@ -16,7 +16,8 @@
 //     the kretprobe through tracefs in group "ktrace_<pid>_<random>",
 //     which would survive a killed process: a reaper process started
 //     first (Config.Reaper, StartReaper) removes those groups when this
-//     process dies, and CleanStale (run by Open) removes any left by a
+//     process dies, and CleanStale (which record and the live backend call
+//     before attaching) removes any left by a
 //     process that had none;
 //   - f events: kprobe-multi links (Config.KprobeMulti, kernels with
 //     CONFIG_FPROBE such as 6.12), else one kprobe or kretprobe;

@@ -21,16 +21,9 @@ type Maps struct {
 // takes any.
 const DefaultRingSize = 32 << 20
 
-// NewMaps creates the maps for plan p with a ring buffer of ringSize
-// bytes (0: DefaultRingSize).
-func NewMaps(p *Plan, ringSize int) (*Maps, error) {
-	if ringSize == 0 {
-		ringSize = DefaultRingSize
-	}
-	for ringSize < 4*p.MaxRecord {
-		ringSize *= 2
-	}
-	p.WakeupBytes = ringSize / 8
+// NewMaps creates the maps for plan p.
+func NewMaps(p *Plan) (*Maps, error) {
+	ringSize := p.RingSize
 	cpus, err := ebpf.PossibleCPU()
 	if err != nil {
 		return nil, fmt.Errorf("tracer: possible CPUs: %w", err)

@@ -44,11 +44,23 @@ type Plan struct {
 	ScratchSize   int // value size of the scratch map
 	EntryDataSize int // value size of the entry-data map (0: none)
 	MaxRecord     int // largest ring buffer record, ktrace header included
+	// RingSize is the ring buffer's size in bytes: the options' size
+	// (DefaultRingSize when 0), doubled until four of the largest records
+	// fit.
+	RingSize int
 	// WakeupBytes is the ring buffer fill level at which a record wakes
-	// the reader (bpfcode.ProbeProgram.WakeupBytes); NewMaps sets it to
-	// an eighth of the ring. Waking the reader for every record costs a
-	// context switch per hit.
+	// the reader (bpfcode.ProbeProgram.WakeupBytes): an eighth of the
+	// ring. Waking the reader for every record costs a context switch per
+	// hit.
 	WakeupBytes int
+	PlanOptions
+}
+
+// PlanOptions are the choices a plan is built with; they do not change
+// afterwards.
+type PlanOptions struct {
+	// RingSize is the ring buffer size asked for (0: DefaultRingSize).
+	RingSize int
 	// IgnoreTgid is a process whose hits are counted but not recorded
 	// (bpfcode.ProbeProgram.IgnoreTgid; 0: none).
 	IgnoreTgid uint32
@@ -66,10 +78,10 @@ type Plan struct {
 // has it registered but not armed (module not loaded, unknown address).
 var ErrPending = errors.New("probe is not armed")
 
-// NewPlan computes the layouts of every probe of evs; programs are
-// compiled by Compile once the maps exist.
-func NewPlan(evs []*events.Event) (*Plan, error) {
-	p := &Plan{}
+// NewPlan computes the layouts of every probe of evs and the sizes of the
+// maps; programs are compiled by Compile once the maps exist.
+func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
+	p := &Plan{PlanOptions: opts}
 	for _, ev := range evs {
 		for _, pr := range ev.Probes {
 			if pr.Pending {
@@ -99,6 +111,14 @@ func NewPlan(evs []*events.Event) (*Plan, error) {
 	if p.ScratchSize < p.EntryDataSize {
 		p.ScratchSize = p.EntryDataSize
 	}
+	p.RingSize = opts.RingSize
+	if p.RingSize == 0 {
+		p.RingSize = DefaultRingSize
+	}
+	for p.RingSize < 4*p.MaxRecord {
+		p.RingSize *= 2
+	}
+	p.WakeupBytes = p.RingSize / 8
 	return p, nil
 }
 

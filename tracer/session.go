@@ -77,7 +77,13 @@ func Open(cfg Config) (s *Session, err error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, fmt.Errorf("tracer: raising RLIMIT_MEMLOCK: %w", err)
 	}
-	plan, err := NewPlan(cfg.Events)
+	plan, err := NewPlan(cfg.Events, PlanOptions{
+		RingSize:   cfg.RingSize,
+		IgnoreTgid: uint32(cfg.IgnoreTgid),
+		OnlyPid:    uint32(cfg.OnlyPid),
+		Follow:     cfg.Follow,
+		Multi:      cfg.KprobeMulti,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -94,22 +100,17 @@ func Open(cfg Config) (s *Session, err error) {
 			s = nil
 		}
 	}()
-	if s.maps, err = NewMaps(plan, cfg.RingSize); err != nil {
+	if s.maps, err = NewMaps(plan); err != nil {
 		return nil, err
 	}
 	if cfg.Follow {
 		if s.maps.Follow, err = newFollowMap(os.Getpid()); err != nil {
 			return nil, err
 		}
-		plan.Follow = true
 	}
-	plan.Multi = cfg.KprobeMulti
-	plan.IgnoreTgid = uint32(cfg.IgnoreTgid)
-	plan.OnlyPid = uint32(cfg.OnlyPid)
 	if err = plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
 		return nil, err
 	}
-	CleanStale("")
 	if cfg.Reaper != "" && needsTracefs(cfg.Model, plan) {
 		if s.reaper, err = StartReaper(cfg.Reaper, ""); err != nil {
 			return nil, err

@@ -201,20 +201,18 @@ func kernelRelease() string {
 
 // loadAll compiles and loads (without attaching) every probe of evs.
 func loadAll(m *kernel.Model, evs []*events.Event) (progs, entries int, err error) {
-	plan, err := NewPlan(evs)
+	// As ktrace record compiles them: with its own hits filtered out, and
+	// fprobes sharing programs through kprobe-multi links where the
+	// kernel has them.
+	plan, err := NewPlan(evs, PlanOptions{RingSize: 1 << 16, IgnoreTgid: uint32(os.Getpid()), Multi: m.Config("CONFIG_FPROBE") == "y"})
 	if err != nil {
 		return 0, 0, err
 	}
-	maps, err := NewMaps(plan, 1<<16)
+	maps, err := NewMaps(plan)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer maps.Close()
-	// As ktrace record compiles them: with its own hits filtered out.
-	plan.IgnoreTgid = uint32(os.Getpid())
-	// Fprobes share programs through kprobe-multi links where the kernel
-	// has them, as record attaches them.
-	plan.Multi = m.Config("CONFIG_FPROBE") == "y"
 	if err := plan.Compile(m, maps.Compiler()); err != nil {
 		return 0, 0, err
 	}

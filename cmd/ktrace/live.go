@@ -134,6 +134,9 @@ func (b *liveBackend) Sync() {
 }
 
 func newLiveBackend(reg *events.Registry, m *kernel.Model, warn io.Writer) *liveBackend {
+	// tracefs probes that a killed ktrace left behind (its reaper is the
+	// first defence) go before this one attaches anything.
+	tracer.CleanStale("")
 	return &liveBackend{
 		RegistryBackend: tracefs.NewRegistryBackend(reg),
 		model:           m,

@@ -173,6 +173,9 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		case <-ctx.Done():
 		}
 	}()
+	// tracefs probes that a killed ktrace left behind (its reaper is the
+	// first defence) go before anything is attached.
+	tracer.CleanStale("")
 	attachStart := time.Now()
 	// ktrace's own hits (reading the ring, writing this output) are
 	// dropped in the kernel, before they take ring buffer space.
