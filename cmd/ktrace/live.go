@@ -133,6 +133,10 @@ func (b *liveBackend) Sync() {
 	}
 }
 
+// liveRingSize is the ring buffer of one event enabled through the live
+// backend.
+const liveRingSize = 1 << 20
+
 func newLiveBackend(reg *events.Registry, m *kernel.Model, warn io.Writer) *liveBackend {
 	// tracefs probes that a killed ktrace left behind (its reaper is the
 	// first defence) go before this one attaches anything.
@@ -179,6 +183,11 @@ func (b *liveBackend) SetEnabled(group, name string, on bool) error {
 		KprobeMulti: b.model.Config("CONFIG_FPROBE") == "y",
 		IgnoreTgid:  int(b.ignorePID),
 		Reaper:      reaperExe(),
+		// Each enabled event has a ring of its own, read as the trace
+		// file is: the size of the kernel's own per-CPU trace buffer
+		// (1.4 MB) rather than record's burst-sized default, so that
+		// hundreds of enabled events fit in a small machine's memory.
+		RingSize: liveRingSize,
 	})
 	if err != nil {
 		errno := attachErrno(err)
