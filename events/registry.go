@@ -25,6 +25,7 @@ type Registry struct {
 	events  []*Event // every event, in creation order
 	idUsed  []bool   // idUsed[i]: event ID firstID+i is allocated
 	firstID int
+	serial  uint64 // the last Event.Serial handed out
 	// tpStubs holds the tracepoints whose probe stub is registered on
 	// them: by a live t probe, or left behind by a t probe whose
 	// registration failed after that step, as 6.12 leaves it (every later
@@ -312,6 +313,8 @@ const maxEventType = 1<<16 - 1
 // addEvent registers a new event with its first probe.
 func (r *Registry) addEvent(ev *Event, p *Probe) {
 	ev.ID = r.allocID()
+	r.serial++
+	ev.Serial = r.serial
 	ev.Probes = []*Probe{p}
 	p.Event = ev
 	r.events = append(r.events, ev)

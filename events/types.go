@@ -95,12 +95,16 @@ func (k Kind) isKprobe() bool { return k == Kprobe || k == Kretprobe }
 type Event struct {
 	Group, Name string
 	ID          int
-	Kind        Kind
-	Probes      []*Probe
-	Args        []*fetchargs.Arg // the first probe's arguments (names and types are shared)
-	Enabled     bool
-	Hits        uint64
-	Misses      uint64
+	// Serial tells events apart over the registry's life: unlike the ID,
+	// which a removed event hands down to the next one on 6.12, it is
+	// never reused, so counters kept for an event die with it.
+	Serial  uint64
+	Kind    Kind
+	Probes  []*Probe
+	Args    []*fetchargs.Arg // the first probe's arguments (names and types are shared)
+	Enabled bool
+	Hits    uint64
+	Misses  uint64
 }
 
 // Probe is one probe point of an event, i.e. one line of the readback.

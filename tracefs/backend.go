@@ -60,6 +60,7 @@ func (e *WriteError) Unwrap() error { return e.Errno }
 type EventInfo struct {
 	Group, Name string
 	ID          int
+	Serial      uint64 // never reused, unlike ID (events.Event.Serial)
 	Enabled     bool
 	// Kprobe is true for kprobes and kretprobes: they are the events listed
 	// in kprobe_profile.

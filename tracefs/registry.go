@@ -63,6 +63,7 @@ func (b *RegistryBackend) Events() []EventInfo {
 			Group:   e.Group,
 			Name:    e.Name,
 			ID:      e.ID,
+			Serial:  e.Serial,
 			Enabled: e.Enabled,
 			Kprobe:  e.Kind == events.Kprobe || e.Kind == events.Kretprobe,
 			Probes:  len(e.Probes),

@@ -48,9 +48,12 @@ type liveBackend struct {
 
 // evID identifies an event instance: a re-created event of the same name
 // starts from zero hits, as a new trace_kprobe does.
+// evID names one event for as long as it exists: its serial, which no
+// later event reuses (a re-created event starts from 0 hits, as the
+// kernel's does, even with the same name and ID).
 type evID struct {
 	group, name string
-	id          int
+	serial      uint64
 }
 
 type counts struct{ hits, misses uint64 }
@@ -169,7 +172,7 @@ func (b *liveBackend) SetEnabled(group, name string, on bool) error {
 	if ev.Enabled == on {
 		return b.R.SetEnabled(ev, on)
 	}
-	key := evID{ev.Group, ev.Name, ev.ID}
+	key := evID{ev.Group, ev.Name, ev.Serial}
 	if !on {
 		if err := b.R.SetEnabled(ev, false); err != nil {
 			return err
@@ -310,8 +313,18 @@ func (b *liveBackend) Events() []tracefs.EventInfo {
 	evs := b.RegistryBackend.Events()
 	b.smu.Lock()
 	defer b.smu.Unlock()
+	// Counts of removed events go with them.
+	exists := make(map[evID]bool, len(evs))
 	for i := range evs {
-		key := evID{evs[i].Group, evs[i].Name, evs[i].ID}
+		exists[evID{evs[i].Group, evs[i].Name, evs[i].Serial}] = true
+	}
+	for key := range b.done {
+		if !exists[key] {
+			delete(b.done, key)
+		}
+	}
+	for i := range evs {
+		key := evID{evs[i].Group, evs[i].Name, evs[i].Serial}
 		c := b.done[key]
 		if le := b.live[key]; le != nil {
 			if stats, err := le.sess.Stats(); err == nil {
