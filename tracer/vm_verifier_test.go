@@ -19,6 +19,7 @@ import (
 // is compiled with the booted kernel's own model and loaded (not
 // attached); its verifier must accept all.
 func TestVerifierVM(t *testing.T) {
+	vmtest.Require(t)
 	root, err := vmtest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,12 @@
 package vmtest
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -62,3 +67,44 @@ func Ktrace(t testing.TB) []byte { return Binary(t, "./cmd/ktrace") }
 
 // ShQuote quotes s for a POSIX shell command line.
 func ShQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestBinary returns the static test binary of the package at pkg
+// (relative to the module root), built once per test binary with go test
+// -c, for running a package's guest-side tests inside a VM.
+func TestBinary(t testing.TB, pkg string) []byte {
+	t.Helper()
+	key := "test:" + pkg
+	binMu.Lock()
+	defer binMu.Unlock()
+	if b, ok := bins[key]; ok {
+		return b
+	}
+	if err, ok := binErr[key]; ok {
+		t.Fatal(err)
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "vmtest-testbin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "pkg.test")
+	build := exec.Command("go", "test", "-c", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	var stderr bytes.Buffer
+	build.Stderr = &stderr
+	if err := build.Run(); err != nil {
+		binErr[key] = fmt.Errorf("vmtest: building the test binary of %s: %v\n%s", pkg, err, stderr.String())
+		t.Fatal(binErr[key])
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins[key] = b
+	return b
+}
