@@ -461,6 +461,16 @@ func (s *shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFu
 			}
 			return err
 		}
+		if args[0] == "sudo" {
+			// The shell's user is already the emulated tracefs's root:
+			// `echo LINE | sudo tee -a kprobe_events` runs tee.
+			rest, err := sudoCommand(args[1:])
+			if err != nil {
+				fmt.Fprintf(hc.Stderr, "sudo: %v\n", err)
+				return interp.ExitStatus(1)
+			}
+			args = rest
+		}
 		if u, ok := utilities[args[0]]; ok && s.wantsUtility(hc, args) {
 			return s.runUtility(ctx, hc, u, args)
 		}
@@ -561,4 +571,28 @@ func (s *shell) external(ctx context.Context, hc interp.HandlerContext, args []s
 	}
 	fmt.Fprintf(hc.Stderr, "sh: %s: %v\n", args[0], err)
 	return interp.ExitStatus(126)
+}
+
+// sudoCommand returns the command a sudo invocation runs, its options
+// dropped (those taking a value with it): inside `ktrace sh` the user is
+// the emulated tracefs's root already.
+func sudoCommand(args []string) ([]string, error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			args = args[i+1:]
+			i = -1
+			if len(args) == 0 {
+				return nil, fmt.Errorf("no command")
+			}
+			return args, nil
+		case a == "-u" || a == "-g" || a == "-C" || a == "-D" || a == "-h" || a == "-p" || a == "-r" || a == "-t" || a == "-U":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return args[i:], nil
+		}
+	}
+	return nil, fmt.Errorf("no command")
 }

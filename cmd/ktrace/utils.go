@@ -530,7 +530,7 @@ func utilWc(u *utilCtx, args []string) int {
 const teeBufSize = 128 * 1024
 
 // utilTee is tee as GNU coreutils runs it: each FILE is opened O_WRONLY
-// with O_APPEND (-a) or O_TRUNC, and every read of stdin is written to
+// with O_APPEND (-a) or O_TRUNC, and what is read from stdin is written to
 // stdout and, as one write(2), to each file. A file that cannot be opened
 // or written is reported ("tee: FILE: strerror") and dropped, and the
 // status is 1. (busybox's tee -a opens through stdio's fopen("a"), whose
@@ -579,26 +579,42 @@ func utilTee(u *utilCtx, args []string) int {
 		}
 		outs = append(outs, &out{n, w})
 	}
+	write := func(b []byte) {
+		u.out.Write(b)
+		for _, o := range outs {
+			if o.w == nil {
+				continue
+			}
+			if _, werr := o.w.Write(b); werr != nil {
+				u.errorf("%s: %s", o.name, strerror(errnoOf(werr)))
+				o.w.Close()
+				o.w = nil
+				st = 1
+			}
+		}
+	}
+	// The interpreter's echo and printf write a line into a pipe in
+	// pieces, where busybox's and bash's write it whole; what has been
+	// read is written up to its last newline, so that each line they
+	// write reaches the files in one write(2), as from a real shell.
 	buf := make([]byte, teeBufSize)
+	var pending []byte
 	for {
 		k, err := u.stdin.Read(buf)
-		if k > 0 {
-			u.out.Write(buf[:k])
-			for _, o := range outs {
-				if o.w == nil {
-					continue
-				}
-				if _, werr := o.w.Write(buf[:k]); werr != nil {
-					u.errorf("%s: %s", o.name, strerror(errnoOf(werr)))
-					o.w.Close()
-					o.w = nil
-					st = 1
-				}
-			}
+		pending = append(pending, buf[:k]...)
+		if i := bytes.LastIndexByte(pending, '\n'); i >= 0 {
+			write(pending[:i+1])
+			pending = append(pending[:0], pending[i+1:]...)
+		} else if len(pending) >= teeBufSize {
+			write(pending)
+			pending = pending[:0]
 		}
 		if err != nil {
 			break
 		}
+	}
+	if len(pending) > 0 {
+		write(pending)
 	}
 	for _, o := range outs {
 		if o.w != nil {
