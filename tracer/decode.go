@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
 	"github.com/ktrace-dev/ktrace/kernel"
@@ -40,8 +41,10 @@ var ErrShortRecord = errors.New("short record")
 // ktrace's JSON. Symbol lookups are cached; a Decoder is safe for use by
 // one goroutine at a time.
 type Decoder struct {
-	model  *kernel.Model
-	probes []*Probe
+	model *kernel.Model
+	// probes is indexed by probe index; a session that attaches more
+	// probes later publishes a longer copy (see add).
+	probes atomic.Pointer[[]*Probe]
 	mu     sync.Mutex
 	syms   map[uint64]string // address -> "sym+0xoff/0xsize [mod]"
 	bare   map[uint64]string // address -> "sym"
@@ -50,7 +53,25 @@ type Decoder struct {
 // NewDecoder returns a decoder for the probes of plan, symbolising
 // addresses with m's kallsyms.
 func NewDecoder(m *kernel.Model, plan *Plan) *Decoder {
-	return &Decoder{model: m, probes: plan.Probes, syms: map[uint64]string{}, bare: map[uint64]string{}}
+	d := &Decoder{model: m, syms: map[uint64]string{}, bare: map[uint64]string{}}
+	ps := append([]*Probe(nil), plan.Probes...)
+	d.probes.Store(&ps)
+	return d
+}
+
+// add makes the decoder know probes attached after it was made; their
+// indices continue the ones it knows. Decode may run meanwhile.
+func (d *Decoder) add(probes []*Probe) {
+	old := *d.probes.Load()
+	ps := make([]*Probe, len(old), len(old)+len(probes))
+	copy(ps, old)
+	for _, p := range probes {
+		for int(p.Index) >= len(ps) {
+			ps = append(ps, nil)
+		}
+		ps[p.Index] = p
+	}
+	d.probes.Store(&ps)
 }
 
 // Decode splits a raw ring buffer sample into a Record. The result aliases
@@ -60,10 +81,11 @@ func (d *Decoder) Decode(raw []byte) (Record, error) {
 		return Record{}, fmt.Errorf("tracer: record of %d bytes: %w", len(raw), ErrShortRecord)
 	}
 	idx := binary.LittleEndian.Uint32(raw[12:])
-	if int(idx) >= len(d.probes) {
+	probes := *d.probes.Load()
+	if int(idx) >= len(probes) || probes[idx] == nil {
 		return Record{}, fmt.Errorf("tracer: record for unknown probe %d", idx)
 	}
-	p := d.probes[idx]
+	p := probes[idx]
 	rec := raw[fetchargs.HeaderSize:]
 	if len(rec) < p.Layout.Fixed {
 		return Record{}, fmt.Errorf("tracer: %s/%s: record of %d bytes, want %d: %w", p.Event.Group, p.Event.Name, len(rec), p.Layout.Fixed, ErrShortRecord)

@@ -147,11 +147,13 @@ func (s *Session) attachFollow(m *kernel.Model) error {
 	if err != nil {
 		return fmt.Errorf("tracer: --follow: %w", err)
 	}
+	g := &Group{s: s}
+	s.groups = append(s.groups, g)
 	for _, tp := range []struct {
 		name string
 		spec *ebpf.ProgramSpec
 	}{{"sched_process_fork", fork}, {"sched_process_exit", exit}} {
-		prog, err := s.load(tp.spec, false)
+		prog, err := g.load(tp.spec, false)
 		if err != nil {
 			return fmt.Errorf("tracer: --follow: loading the %s program: %w", tp.name, err)
 		}
@@ -159,7 +161,7 @@ func (s *Session) attachFollow(m *kernel.Model) error {
 		if err != nil {
 			return fmt.Errorf("tracer: --follow: attaching to %s: %w", tp.name, err)
 		}
-		s.links = append(s.links, l)
+		g.links = append(g.links, l)
 	}
 	return nil
 }

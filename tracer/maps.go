@@ -24,6 +24,12 @@ const DefaultRingSize = 32 << 20
 // NewMaps creates the maps for plan p.
 func NewMaps(p *Plan) (*Maps, error) {
 	ringSize := p.RingSize
+	probes := max(1, len(p.Probes))
+	entries := 16384
+	if p.Shared {
+		probes = max(probes, p.Capacity)
+		entries = 4096
+	}
 	cpus, err := ebpf.PossibleCPU()
 	if err != nil {
 		return nil, fmt.Errorf("tracer: possible CPUs: %w", err)
@@ -45,19 +51,19 @@ func NewMaps(p *Plan) (*Maps, error) {
 	}{
 		{&m.Ring, &ebpf.MapSpec{Name: "ktrace_ring", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)}},
 		{&m.Scratch, &ebpf.MapSpec{Name: "ktrace_scratch", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(scratch), MaxEntries: uint32(cpus)}},
-		{&m.Probes, &ebpf.MapSpec{Name: "ktrace_probes", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: uint32(max(1, len(p.Probes)))}},
-		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.CounterSize, MaxEntries: uint32(max(1, len(p.Probes)))}},
+		{&m.Probes, &ebpf.MapSpec{Name: "ktrace_probes", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: uint32(probes)}},
+		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.CounterSize, MaxEntries: uint32(probes)}},
 	}
 	if p.EntryDataSize > 0 {
 		specs = append(specs,
 			struct {
 				dst  **ebpf.Map
 				spec *ebpf.MapSpec
-			}{&m.EntryDepth, &ebpf.MapSpec{Name: "ktrace_edepth", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8, MaxEntries: 16384}},
+			}{&m.EntryDepth, &ebpf.MapSpec{Name: "ktrace_edepth", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8, MaxEntries: uint32(entries)}},
 			struct {
 				dst  **ebpf.Map
 				spec *ebpf.MapSpec
-			}{&m.EntryData, &ebpf.MapSpec{Name: "ktrace_edata", Type: ebpf.LRUHash, KeySize: 16, ValueSize: uint32(p.EntryDataSize), MaxEntries: 16384}},
+			}{&m.EntryData, &ebpf.MapSpec{Name: "ktrace_edata", Type: ebpf.LRUHash, KeySize: 16, ValueSize: uint32(p.EntryDataSize), MaxEntries: uint32(entries)}},
 		)
 	}
 	for _, s := range specs {
@@ -115,4 +121,17 @@ func (m *Maps) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// resetCounts zeroes probe index i's counters on every CPU, for an index
+// a session hands to a newly attached probe.
+func (m *Maps) resetCounts(i uint32) error {
+	cpus, err := ebpf.PossibleCPU()
+	if err != nil {
+		return fmt.Errorf("tracer: possible CPUs: %w", err)
+	}
+	if err := m.Counters.Put(i, make([][2]uint64, cpus)); err != nil {
+		return fmt.Errorf("tracer: counters of probe %d: %w", i, err)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -72,7 +73,23 @@ type PlanOptions struct {
 	// Multi says that fprobes attach through kprobe-multi links, so that
 	// fprobes of the same shape can share one program and one link.
 	Multi bool
+	// FirstIndex is the index of the plan's first probe: probes attached
+	// to a session later continue its numbering.
+	FirstIndex uint32
+	// Shared sizes the plan's maps for any probe rather than its own
+	// (scratch and entry data at their largest, Capacity probes): a
+	// session whose probes come and go keeps one set of maps.
+	Shared   bool
+	Capacity int
 }
+
+// The sizes of a shared plan's maps: the largest scratch value an
+// instruction's 16-bit offsets reach, and entry data for every argument a
+// probe may have.
+const (
+	maxScratch   = 1<<15 - 1
+	maxEntryData = 8 * grammar.MaxTraceArgs
+)
 
 // ErrPending is wrapped when a probe cannot be traced because the kernel
 // has it registered but not armed (module not loaded, unknown address).
@@ -95,7 +112,7 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			if err != nil {
 				return nil, fmt.Errorf("tracer: %s/%s: %w", ev.Group, ev.Name, err)
 			}
-			pp := &Probe{Index: uint32(len(p.Probes)), Event: ev, Probe: pr, Layout: l}
+			pp := &Probe{Index: opts.FirstIndex + uint32(len(p.Probes)), Event: ev, Probe: pr, Layout: l}
 			p.Probes = append(p.Probes, pp)
 			if s := l.ScratchSize(); s > p.ScratchSize {
 				p.ScratchSize = s
@@ -107,6 +124,10 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 				p.MaxRecord = s
 			}
 		}
+	}
+	if opts.Shared {
+		p.ScratchSize, p.EntryDataSize = maxScratch, maxEntryData
+		p.MaxRecord = max(p.MaxRecord, maxScratch)
 	}
 	if p.ScratchSize < p.EntryDataSize {
 		p.ScratchSize = p.EntryDataSize

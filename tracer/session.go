@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -40,6 +41,11 @@ type Config struct {
 	// id) or thread only; the test runs in the probe's program, before
 	// anything is written to the ring buffer.
 	OnlyPid int
+	// Capacity, when not 0, opens a session that probes can be attached
+	// to and detached from over its life (Attach, Group.Detach), up to
+	// this many probes in all, sharing one set of maps, one ring buffer
+	// and one reader. Events may then be empty.
+	Capacity int
 	// Reaper, when set, is the executable (the running ktrace, whose main
 	// calls RunReaperIfAsked) started as a reaper before the first probe
 	// that only tracefs can create is attached, so that such probes go
@@ -51,14 +57,26 @@ type Config struct {
 // links are file descriptors of this process: when it exits or is killed
 // the kernel removes the probes. Close detaches everything.
 type Session struct {
-	plan    *Plan
+	cfg     Config
 	maps    *Maps
-	progs   []*ebpf.Program
-	links   []link.Link
 	reader  *ringbuf.Reader
 	decoder *Decoder
 	rec     ringbuf.Record
-	reaper  *Reaper
+
+	mu     sync.Mutex // guards what follows
+	plan   *Plan      // every probe attached so far (Probes grows)
+	groups []*Group
+	next   uint32 // the index of the next probe attached
+	reaper *Reaper
+}
+
+// Group is the probes one Open or Attach attached, with their programs and
+// links: they are detached together.
+type Group struct {
+	s      *Session
+	probes []*Probe
+	progs  []*ebpf.Program
+	links  []link.Link
 }
 
 // TraceFSPrefix is the group prefix of the tracefs kprobe events that
@@ -77,22 +95,19 @@ func Open(cfg Config) (s *Session, err error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, fmt.Errorf("tracer: raising RLIMIT_MEMLOCK: %w", err)
 	}
-	plan, err := NewPlan(cfg.Events, PlanOptions{
-		RingSize:   cfg.RingSize,
-		IgnoreTgid: uint32(cfg.IgnoreTgid),
-		OnlyPid:    uint32(cfg.OnlyPid),
-		Follow:     cfg.Follow,
-		Multi:      cfg.KprobeMulti,
-	})
+	plan, err := NewPlan(cfg.Events, cfg.planOptions(0))
 	if err != nil {
 		return nil, err
 	}
-	if len(plan.Probes) == 0 {
+	if len(plan.Probes) == 0 && cfg.Capacity == 0 {
 		return nil, fmt.Errorf("tracer: no probes to attach")
+	}
+	if cfg.Capacity > 0 && len(plan.Probes) > cfg.Capacity {
+		return nil, fmt.Errorf("tracer: %d probes exceed the session's capacity of %d", len(plan.Probes), cfg.Capacity)
 	}
 	// The deferred cleanup holds its own reference: "return nil, err"
 	// clears the named result before deferred calls run.
-	sess := &Session{plan: plan}
+	sess := &Session{cfg: cfg, plan: &Plan{PlanOptions: plan.PlanOptions}}
 	s = sess
 	defer func() {
 		if err != nil {
@@ -107,17 +122,77 @@ func Open(cfg Config) (s *Session, err error) {
 		if s.maps.Follow, err = newFollowMap(os.Getpid()); err != nil {
 			return nil, err
 		}
-	}
-	if err = plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
-		return nil, err
-	}
-	if cfg.Reaper != "" && needsTracefs(cfg.Model, plan) {
-		if s.reaper, err = StartReaper(cfg.Reaper, ""); err != nil {
+		if err = s.attachFollow(cfg.Model); err != nil {
 			return nil, err
 		}
 	}
-	if cfg.Follow {
-		if err = s.attachFollow(cfg.Model); err != nil {
+	if s.reader, err = ringbuf.NewReader(s.maps.Ring); err != nil {
+		return nil, fmt.Errorf("tracer: ring buffer reader: %w", err)
+	}
+	s.decoder = NewDecoder(cfg.Model, &Plan{})
+	if len(plan.Probes) > 0 {
+		if _, err = s.attachPlan(plan); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// planOptions are the options of a plan of cfg's session whose first
+// probe has index first.
+func (cfg Config) planOptions(first uint32) PlanOptions {
+	return PlanOptions{
+		RingSize:   cfg.RingSize,
+		IgnoreTgid: uint32(cfg.IgnoreTgid),
+		OnlyPid:    uint32(cfg.OnlyPid),
+		Follow:     cfg.Follow,
+		Multi:      cfg.KprobeMulti,
+		FirstIndex: first,
+		Shared:     cfg.Capacity > 0,
+		Capacity:   cfg.Capacity,
+	}
+}
+
+// Attach compiles, loads and attaches the probes of evs to a session
+// opened with a Capacity, all or nothing, and returns them as a group.
+func (s *Session) Attach(evs []*events.Event) (*Group, error) {
+	if s.cfg.Capacity == 0 {
+		return nil, fmt.Errorf("tracer: the session was opened for a fixed set of probes")
+	}
+	s.mu.Lock()
+	first := s.next
+	s.mu.Unlock()
+	plan, err := NewPlan(evs, s.cfg.planOptions(first))
+	if err != nil {
+		return nil, err
+	}
+	if int(first)+len(plan.Probes) > s.cfg.Capacity {
+		return nil, fmt.Errorf("tracer: attaching %d more probes would exceed the session's capacity of %d: %w", len(plan.Probes), s.cfg.Capacity, syscall.ENOSPC)
+	}
+	return s.attachPlan(plan)
+}
+
+// attachPlan compiles and attaches plan's probes as a new group. Its
+// indices must follow the session's.
+func (s *Session) attachPlan(plan *Plan) (g *Group, err error) {
+	cfg := s.cfg
+	if err := plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
+		return nil, err
+	}
+	g = &Group{s: s, probes: plan.Probes}
+	defer func() {
+		if err != nil {
+			g.close()
+			g = nil
+		}
+	}()
+	if cfg.Reaper != "" && needsTracefs(cfg.Model, plan) {
+		s.mu.Lock()
+		if s.reaper == nil {
+			s.reaper, err = StartReaper(cfg.Reaper, "")
+		}
+		s.mu.Unlock()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -125,30 +200,39 @@ func Open(cfg Config) (s *Session, err error) {
 		if err = s.maps.Probes.Put(p.Index, p.Info); err != nil {
 			return nil, fmt.Errorf("tracer: probe table: %w", err)
 		}
+		// A shared session's counters of a probe index start at zero.
+		if cfg.Capacity > 0 {
+			if err = s.maps.resetCounts(p.Index); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, batch := range shareBatches(plan) {
-		if len(batch) > 1 && s.attachShared(batch) == nil {
+		if len(batch) > 1 && g.attachShared(batch) == nil {
 			continue
 		}
 		// One probe, or a shared link the kernel refused: each probe
 		// alone, so that an error names the line that cannot attach.
 		for _, p := range batch {
-			if err = s.attach(cfg, p); err != nil {
+			if err = g.attach(cfg, p); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if s.reader, err = ringbuf.NewReader(s.maps.Ring); err != nil {
-		return nil, fmt.Errorf("tracer: ring buffer reader: %w", err)
-	}
-	s.decoder = NewDecoder(cfg.Model, plan)
-	return s, nil
+	s.mu.Lock()
+	s.next = plan.FirstIndex + uint32(len(plan.Probes))
+	s.plan.Probes = append(s.plan.Probes, plan.Probes...)
+	s.plan.MaxRecord = max(s.plan.MaxRecord, plan.MaxRecord)
+	s.groups = append(s.groups, g)
+	s.mu.Unlock()
+	s.decoder.add(plan.Probes)
+	return g, nil
 }
 
 // ErrNotSupported is wrapped for events the eBPF backend cannot trace.
 var ErrNotSupported = errors.New("not supported by ktrace's eBPF backend")
 
-func (s *Session) load(spec *ebpf.ProgramSpec, multi bool) (*ebpf.Program, error) {
+func (g *Group) load(spec *ebpf.ProgramSpec, multi bool) (*ebpf.Program, error) {
 	spec = spec.Copy()
 	if multi {
 		spec.AttachType = ebpf.AttachTraceKprobeMulti
@@ -157,7 +241,7 @@ func (s *Session) load(spec *ebpf.ProgramSpec, multi bool) (*ebpf.Program, error
 	if err != nil {
 		return nil, err
 	}
-	s.progs = append(s.progs, prog)
+	g.progs = append(g.progs, prog)
 	return prog, nil
 }
 
@@ -179,7 +263,7 @@ func target(m *kernel.Model, p *events.Probe) (string, uint64, error) {
 	return fn.Name, p.Addr - fn.Addr, nil
 }
 
-func (s *Session) attach(cfg Config, p *Probe) error {
+func (g *Group) attach(cfg Config, p *Probe) error {
 	ev, pr := p.Event, p.Probe
 	where := fmt.Sprintf("%s/%s at %s", ev.Group, ev.Name, place(pr))
 	sym, off, err := target(cfg.Model, pr)
@@ -189,7 +273,7 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 	if ev.Kind == events.Tprobe {
 		// The tracepoint itself, as a raw tracepoint: its arguments are
 		// the program's context.
-		prog, err := s.load(p.Main, false)
+		prog, err := g.load(p.Main, false)
 		if err != nil {
 			return fmt.Errorf("tracer: loading %s: %w", where, err)
 		}
@@ -197,7 +281,7 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 		if err != nil {
 			return fmt.Errorf("tracer: attaching %s: %w", where, err)
 		}
-		s.links = append(s.links, l)
+		g.links = append(g.links, l)
 		return nil
 	}
 	fprobe := ev.Kind == events.Fentry || ev.Kind == events.Fexit
@@ -212,7 +296,7 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 	// The entry half of a return probe that saves arguments goes first,
 	// so no return ever misses its entry data.
 	if p.Entry != nil {
-		prog, err := s.load(p.Entry, multi)
+		prog, err := g.load(p.Entry, multi)
 		if err != nil {
 			return fmt.Errorf("tracer: loading the entry program of %s: %w", where, err)
 		}
@@ -225,9 +309,9 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 		if err != nil {
 			return fmt.Errorf("tracer: attaching the entry of %s: %w", where, err)
 		}
-		s.links = append(s.links, l)
+		g.links = append(g.links, l)
 	}
-	prog, err := s.load(p.Main, multi)
+	prog, err := g.load(p.Main, multi)
 	if err != nil {
 		return fmt.Errorf("tracer: loading %s: %w", where, err)
 	}
@@ -245,7 +329,7 @@ func (s *Session) attach(cfg Config, p *Probe) error {
 	if err != nil {
 		return fmt.Errorf("tracer: attaching %s: %w", where, err)
 	}
-	s.links = append(s.links, l)
+	g.links = append(g.links, l)
 	return nil
 }
 
@@ -289,8 +373,8 @@ func shareBatches(plan *Plan) [][]*Probe {
 // kretprobe-multi (fexit) link, each function's cookie being its probe's
 // index. One link is one ftrace update for the whole batch, where a link
 // per function costs one each, to attach and again to detach.
-func (s *Session) attachShared(batch []*Probe) error {
-	prog, err := s.load(batch[0].Shared, true)
+func (g *Group) attachShared(batch []*Probe) error {
+	prog, err := g.load(batch[0].Shared, true)
 	if err != nil {
 		return err
 	}
@@ -312,7 +396,7 @@ func (s *Session) attachShared(batch []*Probe) error {
 	if err != nil {
 		return err
 	}
-	s.links = append(s.links, l)
+	g.links = append(g.links, l)
 	return nil
 }
 
@@ -332,12 +416,28 @@ func needsTracefs(m *kernel.Model, plan *Plan) bool {
 	return false
 }
 
-// Programs returns how many programs the session loaded.
-func (s *Session) Programs() int { return len(s.progs) }
+// Programs returns how many programs the session has loaded.
+func (s *Session) Programs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, g := range s.groups {
+		n += len(g.progs)
+	}
+	return n
+}
 
 // Links returns how many links attach the session's programs: fewer than
 // probes where probes share a program and a multi link.
-func (s *Session) Links() int { return len(s.links) }
+func (s *Session) Links() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, g := range s.groups {
+		n += len(g.links)
+	}
+	return n
+}
 
 // Plan returns the session's probes.
 func (s *Session) Plan() *Plan { return s.plan }
@@ -380,15 +480,26 @@ type Stat struct {
 }
 
 // Stats returns the hits (times the program ran) and misses (records the
-// full ring buffer refused) of every probe.
+// full ring buffer refused) of every probe attached so far.
 func (s *Session) Stats() ([]Stat, error) {
-	out := make([]Stat, 0, len(s.plan.Probes))
-	for _, p := range s.plan.Probes {
-		h, m, err := s.maps.Counts(p.Index)
+	s.mu.Lock()
+	probes := s.plan.Probes
+	s.mu.Unlock()
+	return s.maps.stats(probes)
+}
+
+// Stats returns the hits and misses of the group's probes.
+func (g *Group) Stats() ([]Stat, error) { return g.s.maps.stats(g.probes) }
+
+// stats reads the counters of probes.
+func (m *Maps) stats(probes []*Probe) ([]Stat, error) {
+	out := make([]Stat, 0, len(probes))
+	for _, p := range probes {
+		h, mi, err := m.Counts(p.Index)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Stat{Probe: p, Hits: h, Misses: m})
+		out = append(out, Stat{Probe: p, Hits: h, Misses: mi})
 	}
 	return out, nil
 }
@@ -397,8 +508,11 @@ func (s *Session) Stats() ([]Stat, error) {
 // refused, summed over the session's probes: what the kernel's trace
 // output reports as "CPU:N [LOST M EVENTS]".
 func (s *Session) CPUMisses() ([]uint64, error) {
+	s.mu.Lock()
+	probes := s.plan.Probes
+	s.mu.Unlock()
 	var out []uint64
-	for _, p := range s.plan.Probes {
+	for _, p := range probes {
 		per, err := s.maps.CPUCounts(p.Index)
 		if err != nil {
 			return nil, err
@@ -415,31 +529,66 @@ func (s *Session) CPUMisses() ([]uint64, error) {
 
 // Detach closes every link: the probes stop firing, the records already
 // in the ring buffer can still be read.
-//
-// Links are closed concurrently: unregistering a kprobe waits for RCU
-// grace periods, and closing a hundred kprobe links one after the other
-// waits for a hundred of them in a row (8.6 s in the 6.1 guest, against
-// 3.7 s for the kernel's own clear of the same events); closed together,
-// their waits overlap.
 func (s *Session) Detach() error {
-	errs := make([]error, len(s.links))
+	s.mu.Lock()
+	var links []link.Link
+	for _, g := range s.groups {
+		links = append(links, g.links...)
+		g.links = nil
+	}
+	s.mu.Unlock()
+	return closeLinks(links)
+}
+
+// closeLinks closes links concurrently: unregistering a kprobe waits for
+// RCU grace periods, and closing a hundred kprobe links one after the
+// other waits for a hundred of them in a row (8.6 s in the 6.1 guest,
+// against 3.7 s for the kernel's own clear of the same events); closed
+// together, their waits overlap.
+func closeLinks(links []link.Link) error {
+	errs := make([]error, len(links))
 	var wg sync.WaitGroup
 	work := make(chan int)
-	for w := 0; w < min(len(s.links), detachWorkers); w++ {
+	for w := 0; w < min(len(links), detachWorkers); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				errs[i] = s.links[i].Close()
+				errs[i] = links[i].Close()
 			}
 		}()
 	}
-	for i := range s.links {
+	for i := range links {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	s.links = nil
+	return errors.Join(errs...)
+}
+
+// Detach detaches the group's probes and releases their programs; the
+// records they wrote stay readable. The session's other groups go on.
+func (g *Group) Detach() error {
+	s := g.s
+	s.mu.Lock()
+	for i, x := range s.groups {
+		if x == g {
+			s.groups = append(s.groups[:i:i], s.groups[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	return g.close()
+}
+
+// close closes the group's links and programs.
+func (g *Group) close() error {
+	errs := []error{closeLinks(g.links)}
+	g.links = nil
+	for _, p := range g.progs {
+		errs = append(errs, p.Close())
+	}
+	g.progs = nil
 	return errors.Join(errs...)
 }
 
@@ -452,10 +601,13 @@ func (s *Session) Close() error {
 	if s.reader != nil {
 		errs = append(errs, s.reader.Close())
 	}
-	for _, p := range s.progs {
-		errs = append(errs, p.Close())
+	s.mu.Lock()
+	groups := s.groups
+	s.groups = nil
+	s.mu.Unlock()
+	for _, g := range groups {
+		errs = append(errs, g.close())
 	}
-	s.progs = nil
 	if s.maps != nil {
 		errs = append(errs, s.maps.Close())
 		s.maps = nil
