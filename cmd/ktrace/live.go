@@ -23,8 +23,10 @@ const liveNote = "ktrace: probe backend: eBPF on the running kernel: enabled eve
 
 // liveBackend is the tracefs backend of a host where probes can attach:
 // the registry decides what the control files accept, and enabling an
-// event attaches it with the tracer (one tracer.Session per enabled event),
-// whose records go to the FS's trace ring.
+// event attaches it to one tracer session shared by every enabled event
+// (one ring buffer, one set of maps, one reader goroutine), whose records
+// go to the FS's trace ring. Disabling detaches the event's group of
+// probes; the session stays for the next enable.
 type liveBackend struct {
 	*tracefs.RegistryBackend
 	model *kernel.Model
@@ -39,15 +41,19 @@ type liveBackend struct {
 	warn io.Writer
 
 	mu   sync.Mutex // serialises enabling and disabling
-	smu  sync.Mutex // guards live and done
-	live map[evID]*liveEvent
-	// done holds the hits and misses of detached sessions: the kernel's
+	smu  sync.Mutex // guards what follows
+	sess *tracer.Session
+	// pumpStop ends the reader goroutine, which closes pumpDone.
+	pumpStop, pumpDone chan struct{}
+	live               map[evID]*tracer.Group
+	// done holds the hits and misses of detached groups: the kernel's
 	// counters live as long as the event, across disable and enable.
 	done map[evID]counts
+	// synced are the Sync calls waiting for the reader to pass on what
+	// the ring buffer held when they flushed it.
+	synced []chan struct{}
 }
 
-// evID identifies an event instance: a re-created event of the same name
-// starts from zero hits, as a new trace_kprobe does.
 // evID names one event for as long as it exists: its serial, which no
 // later event reuses (a re-created event starts from 0 hits, as the
 // kernel's does, even with the same name and ID).
@@ -58,87 +64,57 @@ type evID struct {
 
 type counts struct{ hits, misses uint64 }
 
-// liveEvent is one attached event and the goroutine moving its records.
-type liveEvent struct {
-	sess *tracer.Session
-	stop chan struct{}
-	done chan struct{}
+// liveCapacity bounds the probes one live backend attaches over its life.
+const liveCapacity = 1 << 14
 
-	mu sync.Mutex
-	// synced are the Sync calls waiting for the goroutine to pass on what
-	// the ring buffer held when they flushed it.
-	synced []chan struct{}
-	// ended is set when the goroutine has stopped: nothing would answer a
-	// Sync.
-	ended bool
+// liveRingSize is the ring buffer every enabled event writes to: a few
+// times the kernel's own per-CPU trace buffer (1.4 MB), shared by all.
+const liveRingSize = 8 << 20
+
+// syncTimeout bounds a Sync's wait for the reader.
+const syncTimeout = time.Second
+
+// Sync returns once the reader has passed on the records the ring buffer
+// held when Sync was called.
+func (b *liveBackend) Sync() {
+	b.smu.Lock()
+	if b.sess == nil {
+		b.smu.Unlock()
+		return
+	}
+	c := make(chan struct{})
+	b.synced = append(b.synced, c)
+	err := b.sess.Flush()
+	b.smu.Unlock()
+	if err != nil {
+		b.release(-1)
+		return
+	}
+	select {
+	case <-c:
+	case <-time.After(syncTimeout):
+	}
 }
 
 // waiting is the number of Sync calls waiting.
-func (le *liveEvent) waiting() int {
-	le.mu.Lock()
-	defer le.mu.Unlock()
-	return len(le.synced)
+func (b *liveBackend) waiting() int {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	return len(b.synced)
 }
 
 // release wakes the first n waiting Sync calls (n < 0: all of them).
-func (le *liveEvent) release(n int) {
-	le.mu.Lock()
-	if n < 0 || n > len(le.synced) {
-		n = len(le.synced)
+func (b *liveBackend) release(n int) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if n < 0 || n > len(b.synced) {
+		n = len(b.synced)
 	}
-	for _, c := range le.synced[:n] {
+	for _, c := range b.synced[:n] {
 		close(c)
 	}
-	le.synced = le.synced[n:]
-	le.mu.Unlock()
+	b.synced = b.synced[n:]
 }
-
-// end releases every waiting Sync call and refuses later ones.
-func (le *liveEvent) end() {
-	le.mu.Lock()
-	le.ended = true
-	le.mu.Unlock()
-	le.release(-1)
-}
-
-// syncTimeout bounds a Sync's wait for one event's goroutine.
-const syncTimeout = time.Second
-
-// Sync returns once every attached event's goroutine has passed on the
-// records its ring buffer held when Sync was called.
-func (b *liveBackend) Sync() {
-	b.smu.Lock()
-	var waits []chan struct{}
-	for _, le := range b.live {
-		c := make(chan struct{})
-		le.mu.Lock()
-		ended := le.ended
-		if !ended {
-			le.synced = append(le.synced, c)
-		}
-		le.mu.Unlock()
-		if ended {
-			continue
-		}
-		if err := le.sess.Flush(); err != nil {
-			continue
-		}
-		waits = append(waits, c)
-	}
-	b.smu.Unlock()
-	timeout := time.After(syncTimeout)
-	for _, c := range waits {
-		select {
-		case <-c:
-		case <-timeout:
-			return
-		}
-	}
-}
-
-// liveRingSize is the ring buffer of one event enabled through the live
-// backend.
-const liveRingSize = 1 << 20
 
 func newLiveBackend(reg *events.Registry, m *kernel.Model, warn io.Writer) *liveBackend {
 	// tracefs probes that a killed ktrace left behind (its reaper is the
@@ -148,7 +124,7 @@ func newLiveBackend(reg *events.Registry, m *kernel.Model, warn io.Writer) *live
 		RegistryBackend: tracefs.NewRegistryBackend(reg),
 		model:           m,
 		warn:            warn,
-		live:            map[evID]*liveEvent{},
+		live:            map[evID]*tracer.Group{},
 		done:            map[evID]counts{},
 	}
 }
@@ -157,6 +133,31 @@ func newLiveBackend(reg *events.Registry, m *kernel.Model, warn io.Writer) *live
 // is the running kernel and tracer.Check passes.
 func liveAvailable(m *kernel.Model) bool {
 	return m.Source() == "host" && tracer.Check() == nil
+}
+
+// session returns the shared session, opening it (and starting its
+// reader) at the first enable.
+func (b *liveBackend) session() (*tracer.Session, error) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if b.sess != nil {
+		return b.sess, nil
+	}
+	sess, err := tracer.Open(tracer.Config{
+		Model:       b.model,
+		KprobeMulti: b.model.Config("CONFIG_FPROBE") == "y",
+		IgnoreTgid:  int(b.ignorePID),
+		Reaper:      reaperExe(),
+		RingSize:    liveRingSize,
+		Capacity:    liveCapacity,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.sess = sess
+	b.pumpStop, b.pumpDone = make(chan struct{}), make(chan struct{})
+	go b.pump(sess, b.pumpStop, b.pumpDone)
+	return sess, nil
 }
 
 // SetEnabled attaches an event before marking it enabled and marks it
@@ -180,18 +181,11 @@ func (b *liveBackend) SetEnabled(group, name string, on bool) error {
 		b.detach(key)
 		return nil
 	}
-	sess, err := tracer.Open(tracer.Config{
-		Model:       b.model,
-		Events:      []*events.Event{ev},
-		KprobeMulti: b.model.Config("CONFIG_FPROBE") == "y",
-		IgnoreTgid:  int(b.ignorePID),
-		Reaper:      reaperExe(),
-		// Each enabled event has a ring of its own, read as the trace
-		// file is: the size of the kernel's own per-CPU trace buffer
-		// (1.4 MB) rather than record's burst-sized default, so that
-		// hundreds of enabled events fit in a small machine's memory.
-		RingSize: liveRingSize,
-	})
+	sess, err := b.session()
+	var g *tracer.Group
+	if err == nil {
+		g, err = sess.Attach([]*events.Event{ev})
+	}
 	if err != nil {
 		errno := attachErrno(err)
 		if b.warn != nil {
@@ -200,14 +194,12 @@ func (b *liveBackend) SetEnabled(group, name string, on bool) error {
 		return fmt.Errorf("attach %s/%s: %w", group, name, errno)
 	}
 	if err := b.R.SetEnabled(ev, true); err != nil {
-		sess.Close()
+		g.Detach()
 		return err
 	}
-	le := &liveEvent{sess: sess, stop: make(chan struct{}), done: make(chan struct{})}
 	b.smu.Lock()
-	b.live[key] = le
+	b.live[key] = g
 	b.smu.Unlock()
-	go b.pump(le)
 	return nil
 }
 
@@ -228,19 +220,17 @@ func attachErrno(err error) syscall.Errno {
 	return syscall.EINVAL
 }
 
-// detach closes an event's links, lets its goroutine move what the ring
-// buffer still holds, and keeps its final counts.
+// detach detaches an event's probes and keeps their final counts; the
+// records they wrote stay in the ring buffer for the reader.
 func (b *liveBackend) detach(key evID) {
 	b.smu.Lock()
-	le := b.live[key]
+	g := b.live[key]
 	b.smu.Unlock()
-	if le == nil {
+	if g == nil {
 		return
 	}
-	le.sess.Detach()
-	close(le.stop)
-	<-le.done
-	stats, _ := le.sess.Stats()
+	g.Detach()
+	stats, _ := g.Stats()
 	b.smu.Lock()
 	c := b.done[key]
 	for _, st := range stats {
@@ -250,19 +240,18 @@ func (b *liveBackend) detach(key evID) {
 	b.done[key] = c
 	delete(b.live, key)
 	b.smu.Unlock()
-	le.sess.Close()
 }
 
-// pumpPoll is how often the record goroutine looks for a stop request
-// while the ring buffer is quiet; records wake it earlier.
+// pumpPoll is how often the reader looks for a stop request while the
+// ring buffer is quiet; records wake it earlier.
 const pumpPoll = 100 * time.Millisecond
 
-// pump moves an event's records into the trace ring until stopped, then
-// drains what the ring buffer holds.
-func (b *liveBackend) pump(le *liveEvent) {
-	defer close(le.done)
-	defer le.end()
-	dec := le.sess.Decoder()
+// pump moves the session's records into the trace ring until stopped,
+// then drains what the ring buffer holds.
+func (b *liveBackend) pump(sess *tracer.Session, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	defer b.release(-1)
+	dec := sess.Decoder()
 	var buf []byte
 	stopping := false
 	for {
@@ -274,21 +263,21 @@ func (b *liveBackend) pump(le *liveEvent) {
 		// A flush ends a read that started after its Sync call was
 		// made: only those calls are sure to find their records passed
 		// on when it ends.
-		before := le.waiting()
-		r, err := le.sess.Next(deadline)
+		before := b.waiting()
+		r, err := sess.Next(deadline)
 		switch {
 		case errors.Is(err, tracer.ErrTimeout):
 			if stopping {
 				return
 			}
 			select {
-			case <-le.stop:
+			case <-stop:
 				stopping = true
 			default:
 			}
 			continue
 		case errors.Is(err, tracer.ErrFlushed):
-			le.release(before)
+			b.release(before)
 			continue
 		case errors.Is(err, ringbuf.ErrClosed):
 			return
@@ -326,8 +315,8 @@ func (b *liveBackend) Events() []tracefs.EventInfo {
 	for i := range evs {
 		key := evID{evs[i].Group, evs[i].Name, evs[i].Serial}
 		c := b.done[key]
-		if le := b.live[key]; le != nil {
-			if stats, err := le.sess.Stats(); err == nil {
+		if g := b.live[key]; g != nil {
+			if stats, err := g.Stats(); err == nil {
 				for _, st := range stats {
 					c.hits += st.Hits
 					c.misses += st.Misses
@@ -340,13 +329,24 @@ func (b *liveBackend) Events() []tracefs.EventInfo {
 	return evs
 }
 
-// Close disables every enabled event, which detaches it.
+// Close disables every enabled event, which detaches it, then lets the
+// reader pass on what the ring buffer holds and closes the session.
 func (b *liveBackend) Close() {
 	for _, e := range b.RegistryBackend.Events() {
 		if e.Enabled {
 			b.SetEnabled(e.Group, e.Name, false)
 		}
 	}
+	b.smu.Lock()
+	sess, stop, done := b.sess, b.pumpStop, b.pumpDone
+	b.sess = nil
+	b.smu.Unlock()
+	if sess == nil {
+		return
+	}
+	close(stop)
+	<-done
+	sess.Close()
 }
 
 // newTraceWorld is the world of `ktrace sh` (mount nil) and `ktrace mount`
