@@ -2,6 +2,7 @@ package vmtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,6 +30,8 @@ type Guest struct {
 	Stats *Stats
 	// CPUs is the guest's CPU count (0: one).
 	CPUs int
+	// Memory is the guest's memory in MiB (0: 512).
+	Memory int
 }
 
 // Stats are the timings of one Run.
@@ -140,7 +143,7 @@ func Run(ctx context.Context, k Kernel, g Guest) ([]byte, error) {
 	}
 
 	cmd := exec.CommandContext(ctx, qemu,
-		"-accel", "tcg", "-cpu", "max,-cx16", "-smp", strconv.Itoa(max(1, g.CPUs)), "-m", "512",
+		"-accel", "tcg", "-cpu", "max,-cx16", "-smp", strconv.Itoa(max(1, g.CPUs)), "-m", strconv.Itoa(cmp.Or(g.Memory, 512)),
 		"-nographic", "-no-reboot", "-monitor", "none",
 		"-kernel", k.Image(), "-initrd", initrdPath,
 		"-append", "console=ttyS0 quiet panic=-1 nokaslr no_hash_pointers",
