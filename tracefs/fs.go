@@ -227,27 +227,30 @@ func (f *FS) resolve(p string) (node, error) {
 	if len(parts) == 1 {
 		return node{kind: nEvents, mode: f.dirMode(nEvents), base: e.name}, nil
 	}
-	if e, ok := lookup(eventsEntries, parts[1]); ok {
+	evs := f.b.Events()
+	group := parts[1]
+	// A file of events/ wins over a group of its name, except on eventfs
+	// (see releasePerms.eventfs).
+	if e, ok := lookup(eventsEntries, parts[1]); ok && !(f.perms.eventfs && hasGroup(evs, group)) {
 		if len(parts) > 2 {
 			return node{}, syscall.ENOTDIR
 		}
 		return node{kind: e.kind, mode: e.mode, base: e.name}, nil
 	}
-	group := parts[1]
-	evs := f.b.Events()
 	if !hasGroup(evs, group) {
 		return node{}, syscall.ENOENT
 	}
 	if len(parts) == 2 {
 		return node{kind: nGroup, mode: f.dirMode(nGroup), base: group, group: group}, nil
 	}
-	if e, ok := lookup(groupEntries, parts[2]); ok {
+	_, isEvent := findEvent(evs, group, parts[2])
+	if e, ok := lookup(groupEntries, parts[2]); ok && !(f.perms.eventfs && isEvent) {
 		if len(parts) > 3 {
 			return node{}, syscall.ENOTDIR
 		}
 		return node{kind: e.kind, mode: e.mode, base: e.name, group: group}, nil
 	}
-	if _, ok := findEvent(evs, group, parts[2]); !ok {
+	if !isEvent {
 		return node{}, syscall.ENOENT
 	}
 	if len(parts) == 3 {
@@ -279,6 +282,32 @@ func findEvent(evs []EventInfo, group, name string) (EventInfo, bool) {
 		}
 	}
 	return EventInfo{}, false
+}
+
+// withShadows appends a directory's files and subdirectories to list as
+// the release lists them when a subdirectory has a file's name: on eventfs
+// both names appear, the file's described as the directory its name now
+// resolves to; on tracefs the directory was never created and only the
+// file appears.
+func (f *FS) withShadows(list []fileInfo, files []entry, dirs []fileInfo) []fileInfo {
+	byName := map[string]fileInfo{}
+	for _, d := range dirs {
+		byName[d.name] = d
+	}
+	for _, e := range files {
+		if d, ok := byName[e.name]; ok && f.perms.eventfs {
+			list = append(list, d)
+			continue
+		}
+		list = append(list, f.info(e.name, e.kind, e.mode))
+	}
+	for _, d := range dirs {
+		if _, isFile := lookup(files, d.name); isFile && !f.perms.eventfs {
+			continue
+		}
+		list = append(list, d)
+	}
+	return list
 }
 
 // fileInfo implements fs.FileInfo for tracefs nodes. Like tracefs, every
@@ -336,21 +365,23 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	case nRoot:
 		add(rootEntries)
 	case nEvents:
-		add(eventsEntries)
 		seen := map[string]bool{}
+		var dirs []fileInfo
 		for _, e := range f.b.Events() {
 			if !seen[e.Group] {
 				seen[e.Group] = true
-				list = append(list, f.info(e.Group, nGroup, fs.ModeDir))
+				dirs = append(dirs, f.info(e.Group, nGroup, fs.ModeDir))
 			}
 		}
+		list = f.withShadows(list, eventsEntries, dirs)
 	case nGroup:
-		add(groupEntries)
+		var dirs []fileInfo
 		for _, e := range f.b.Events() {
 			if e.Group == n.group {
-				list = append(list, f.info(e.Name, nEvent, fs.ModeDir))
+				dirs = append(dirs, f.info(e.Name, nEvent, fs.ModeDir))
 			}
 		}
+		list = f.withShadows(list, groupEntries, dirs)
 	case nEvent:
 		add(eventEntries)
 	default:

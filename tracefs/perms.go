@@ -34,13 +34,20 @@ type releasePerms struct {
 	// uidEverywhere: uid= owns every file (6.12), not only the root
 	// directory (6.1).
 	uidEverywhere bool
+	// eventfs: the events/ tree is eventfs (6.12), where a group or an
+	// event named like a file of its parent ("p:grp/enable", group
+	// "enable") shadows that file: the name resolves to the directory,
+	// and a listing shows the name twice, both as directories. On 6.1's
+	// tracefs the directory is not created (the event exists, its
+	// directory does not) and the file stays.
+	eventfs bool
 }
 
 // permsFor is keyed by the release names of knownTexts. Both were read
 // from `ls -lan` in the pinned kernels (testdata/perms).
 var permsFor = map[string]releasePerms{
-	"6.1":  {eventDir: 0o750, uidEverywhere: false},
-	"6.12": {eventDir: 0o755, uidEverywhere: true},
+	"6.1":  {eventDir: 0o750, uidEverywhere: false, eventfs: false},
+	"6.12": {eventDir: 0o755, uidEverywhere: true, eventfs: true},
 }
 
 // File permissions are the same on both releases: TRACE_MODE_WRITE (0640)
