@@ -259,7 +259,7 @@ func tracepointArgs(e *env, spec string) (*argsResult, error) {
 			res.Fields = append(res.Fields, fieldInfo{Name: f.Name, Type: f.Type, Offset: f.Offset, Size: f.Size, Signed: f.Signed})
 		}
 	case errors.Is(err, kernel.ErrNoTracepoints):
-		res.Notes = append(res.Notes, fmt.Sprintf("%v: its fields are unknown (a snapshot DIR with tracepoints/ has them)", err))
+		res.Notes = append(res.Notes, fmt.Sprintf("%v: its fields are unknown (a snapshot DIR has them in tracepoints/, copied from tracefs)", err))
 	default:
 		msg := fmt.Sprintf("args %s: %v", spec, err)
 		if tps, _, terr := e.model.Tracepoints(); terr == nil {

@@ -252,7 +252,7 @@ func listTracepoints(e *env, asJSON bool, globs []string, out io.Writer, stderr 
 	tps, _, err := e.model.Tracepoints()
 	if err != nil {
 		// kallsyms names the tracepoints but not their systems.
-		fmt.Fprintf(stderr, "ktrace: %v: listing the tracepoints kallsyms names (__tracepoint_NAME), without their systems or fields; a snapshot DIR with tracepoints/ (ktrace kernel capture) has them\n", err)
+		fmt.Fprintf(stderr, "ktrace: %v: listing the tracepoints kallsyms names (__tracepoint_NAME), without their systems or fields; a snapshot DIR has them in tracepoints/ (available_events and events/SYSTEM/EVENT/format, copied from tracefs; kernel capture does not write them)\n", err)
 		for _, p := range pats {
 			if p.hasSys && p.sys != "*" {
 				return failf(exitRejected, "funcs -t %s:%s: the model does not know which system a tracepoint belongs to; give an EVENT glob instead", p.sys, p.name)
