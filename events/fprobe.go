@@ -169,6 +169,11 @@ func (r *Registry) registerFprobe(c *lineCtx, kind Kind, group, name string, p *
 		if code, errno := r.model.CheckFprobe(p.Symbol); errno != 0 {
 			return c.failErrno(code, 1, 0, errno)
 		}
+		// A wrapped, negative maxactive (see ParseMaxactive) makes the
+		// fprobe's rethook pool fail to allocate (6.12).
+		if kind == Fexit && p.MaxActive < 0 {
+			return c.failErrno(grammar.ErrFailRegProbe, 1, 0, syscall.EINVAL)
+		}
 	case !p.Pending:
 		// A tracepoint is probed in two steps: its probe stub is
 		// registered on the tracepoint (EEXIST, logged by nobody, when

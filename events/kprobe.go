@@ -260,7 +260,10 @@ func (r *Registry) registerKprobe(c *lineCtx, place *grammar.KprobePlace, kind K
 	p.Addr = addr
 	if kind == Kretprobe {
 		p.MaxActive = maxactive
-		if maxactive == 0 && !pending {
+		// register_kretprobe gives a maxactive of 0 or less (a wrapped
+		// one, see ParseMaxactive) the default; a probe not registered
+		// (pending) reads back what was written, "r-1".
+		if maxactive <= 0 && !pending {
 			p.MaxActive = DefaultMaxActive(r.model)
 		}
 	}

@@ -49,6 +49,11 @@ func (h *Head) HasMaxactive() bool {
 // ParseMaxactive parses the maxactive prefix like the kprobe and fprobe
 // front ends do: at most 63 characters, kstrtouint base 0, not zero, at most
 // KretprobeMaxactiveMax. Errors point at argv[0] offset 1.
+//
+// The kernel parses into an int: a value of 2^31 or more wraps to a
+// negative number, which passes the signed "too big" test. The result
+// keeps that wrap ("r4294967295 vfs_read" is maxactive -1, which
+// register_kretprobe turns into the default; checked on 6.1 and 6.12).
 func (h *Head) ParseMaxactive() (int, *Error) {
 	if len(h.Prefix) > MaxEventNameLen-1 {
 		return 0, &Error{Code: ErrBadMaxact, Arg: 0, Off: 1, Errno: syscall.EINVAL}
@@ -57,10 +62,11 @@ func (h *Head) ParseMaxactive() (int, *Error) {
 	if err != nil || v == 0 {
 		return 0, &Error{Code: ErrBadMaxact, Arg: 0, Off: 1, Errno: syscall.EINVAL}
 	}
-	if v > KretprobeMaxactiveMax {
+	n := int(int32(v))
+	if n > KretprobeMaxactiveMax {
 		return 0, &Error{Code: ErrMaxactTooBig, Arg: 0, Off: 1, Errno: syscall.EINVAL}
 	}
-	return int(v), nil
+	return n, nil
 }
 
 // KprobePlace is argv[1] of a kprobe line: either an address or

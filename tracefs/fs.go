@@ -229,9 +229,13 @@ func (f *FS) resolve(p string) (node, error) {
 	}
 	evs := f.b.Events()
 	group := parts[1]
-	// A file of events/ wins over a group of its name, except on eventfs
-	// (see releasePerms.eventfs).
-	if e, ok := lookup(eventsEntries, parts[1]); ok && !(f.perms.eventfs && hasGroup(evs, group)) {
+	// A file of events/ wins over a group of its name: the kernel's
+	// eventfs would let the group shadow it only if the file had never
+	// been looked up before the group came, and events/enable and the
+	// header files are read early on any system in use (seen on 6.12: a
+	// script that read events/enable before defining "p:enable/ev" finds
+	// the file).
+	if e, ok := lookup(eventsEntries, parts[1]); ok {
 		if len(parts) > 2 {
 			return node{}, syscall.ENOTDIR
 		}
@@ -285,24 +289,25 @@ func findEvent(evs []EventInfo, group, name string) (EventInfo, bool) {
 }
 
 // withShadows appends a directory's files and subdirectories to list as
-// the release lists them when a subdirectory has a file's name: on eventfs
-// both names appear, the file's described as the directory its name now
-// resolves to; on tracefs the directory was never created and only the
-// file appears.
-func (f *FS) withShadows(list []fileInfo, files []entry, dirs []fileInfo) []fileInfo {
+// the release lists them when a subdirectory has a file's name: when the
+// directory shadows the file (shadow: eventfs, below a group) both names
+// appear, the file's described as the directory its name now resolves
+// to; otherwise only the file appears (on tracefs the directory was never
+// created).
+func (f *FS) withShadows(list []fileInfo, files []entry, dirs []fileInfo, shadow bool) []fileInfo {
 	byName := map[string]fileInfo{}
 	for _, d := range dirs {
 		byName[d.name] = d
 	}
 	for _, e := range files {
-		if d, ok := byName[e.name]; ok && f.perms.eventfs {
+		if d, ok := byName[e.name]; ok && shadow {
 			list = append(list, d)
 			continue
 		}
 		list = append(list, f.info(e.name, e.kind, e.mode))
 	}
 	for _, d := range dirs {
-		if _, isFile := lookup(files, d.name); isFile && !f.perms.eventfs {
+		if _, isFile := lookup(files, d.name); isFile && !shadow {
 			continue
 		}
 		list = append(list, d)
@@ -373,7 +378,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 				dirs = append(dirs, f.info(e.Group, nGroup, fs.ModeDir))
 			}
 		}
-		list = f.withShadows(list, eventsEntries, dirs)
+		list = f.withShadows(list, eventsEntries, dirs, false)
 	case nGroup:
 		var dirs []fileInfo
 		for _, e := range f.b.Events() {
@@ -381,7 +386,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 				dirs = append(dirs, f.info(e.Name, nEvent, fs.ModeDir))
 			}
 		}
-		list = f.withShadows(list, groupEntries, dirs)
+		list = f.withShadows(list, groupEntries, dirs, f.perms.eventfs)
 	case nEvent:
 		add(eventEntries)
 	default:

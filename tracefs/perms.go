@@ -34,12 +34,12 @@ type releasePerms struct {
 	// uidEverywhere: uid= owns every file (6.12), not only the root
 	// directory (6.1).
 	uidEverywhere bool
-	// eventfs: the events/ tree is eventfs (6.12), where a group or an
-	// event named like a file of its parent ("p:grp/enable", group
-	// "enable") shadows that file: the name resolves to the directory,
-	// and a listing shows the name twice, both as directories. On 6.1's
-	// tracefs the directory is not created (the event exists, its
-	// directory does not) and the file stays.
+	// eventfs: the events/ tree is eventfs (6.12), where an event named
+	// like a file of its group ("p:grp/enable") shadows that file: the
+	// name resolves to the event's directory, and a listing shows the
+	// name twice, both as directories. On 6.1's tracefs the directory is
+	// not created (the event exists, its directory does not) and the file
+	// stays.
 	eventfs bool
 }
 

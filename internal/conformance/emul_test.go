@@ -14,6 +14,7 @@ import (
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
 	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
 // emulate runs each case through ktrace's own registry, a fresh one per
@@ -73,8 +74,14 @@ func emulateCase(m *kernel.Model, d *grammar.Dialect, c *Case) (r Result) {
 		r.Error = &LogEntry{Subsys: we.Log.Subsys, Msg: we.Log.Msg, Cmd: we.Log.Cmd, Pos: we.Log.Pos}
 	}
 	r.Readback = Lines(reg.Readback(fileOf(c.File)))
+	// Formats are read through the emulated tracefs, as the guest runner
+	// reads them from the kernel's: an event whose directory the release
+	// does not make (6.1's "p:grp/enable") has no format to read.
+	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), tracefs.Options{Major: d.Major, Minor: d.Minor})
 	for _, e := range reg.Events() {
-		r.Formats[e.Group+"/"+e.Name] = e.Format()
+		if b, err := fsys.ReadFile("events/" + e.Group + "/" + e.Name + "/format"); err == nil {
+			r.Formats[e.Group+"/"+e.Name] = string(b)
+		}
 	}
 	return r
 }
