@@ -18,7 +18,7 @@ const followScript = `echo x > /tmp/mine.txt; echo y > /tmp/noise.txt
 printf '@@%s\n' FOLLOW; cat /tmp/f.txt; printf '@@%s\n' END-FOLLOW
 printf '@@%s\n' FOLLOWERR; cat /tmp/fe; printf '@@%s\n' END-FOLLOWERR
 sh -c 'until grep -q do_sys_openat2 /sys/kernel/debug/kprobes/list; do sleep 0.1; done; read x < /tmp/mine.txt; sleep 1' & target=$!
-/bin/ktrace --kernel host record --pid $target --duration 5s -w /tmp/p.txt 'p:fo/op do_sys_openat2 path=+0(%si):string' 2>/tmp/pe
+/bin/ktrace --kernel host record --pid $target --count 1 --duration 60s -w /tmp/p.txt 'p:fo/op do_sys_openat2 path=+0(%si):string' 2>/tmp/pe
 printf '@@%s\n' PID; cat /tmp/p.txt; printf '@@%s\n' END-PID
 printf '@@%s\n' PIDERR; cat /tmp/pe; printf '@@%s\n' END-PIDERR
 kill $noise
