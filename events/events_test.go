@@ -84,12 +84,12 @@ func checkErr(t *testing.T, r *Registry, err error, tc lineCase) {
 		t.Errorf("errors.Is(%v) false", tc.errno)
 	}
 	if tc.code == grammar.ErrNone {
-		if we.Log != nil {
-			t.Errorf("logged %+v, want nothing", *we.Log)
+		if we.Last() != nil {
+			t.Errorf("logged %+v, want nothing", *we.Last())
 		}
 		return
 	}
-	if we.Log == nil {
+	if we.Last() == nil {
 		t.Fatalf("nothing logged, want %v", tc.code)
 	}
 	subsys := tc.subsys
@@ -97,8 +97,8 @@ func checkErr(t *testing.T, r *Registry, err error, tc lineCase) {
 		subsys = "trace_kprobe"
 	}
 	want := LogEntry{Subsys: subsys, Msg: r.dialect.Message(tc.code), Cmd: grammar.Command(grammar.Split(tc.line)), Pos: tc.pos}
-	if *we.Log != want {
-		t.Errorf("log %+v, want %+v", *we.Log, want)
+	if *we.Last() != want {
+		t.Errorf("log %+v, want %+v", *we.Last(), want)
 	}
 }
 

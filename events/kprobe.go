@@ -37,7 +37,6 @@ func (c *lineCtx) fail(ge *grammar.Error) createResult {
 		errno = syscall.EINVAL
 	}
 	we := &WriteError{Errno: errno, Logs: []LogEntry{*c.entry(ge)}}
-	we.Log = &we.Logs[0]
 	return createResult{err: we}
 }
 
@@ -75,7 +74,6 @@ func (c *lineCtx) argError(ctx *fetchargs.Context, err error) createResult {
 		for _, ge := range entries {
 			we.Logs = append(we.Logs, *logged.entry(ge))
 		}
-		we.Log = &we.Logs[len(we.Logs)-1]
 	}
 	return createResult{err: we}
 }

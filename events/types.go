@@ -28,27 +28,39 @@ func (f File) String() string {
 }
 
 // LogEntry is the error_log record a failing command adds: subsystem
-// ("trace_kprobe", "trace_fprobe"), message, the command (argv joined by
-// single spaces) and the caret column.
+// ("trace_kprobe", "trace_fprobe", "event filter"), message, the command
+// (argv joined by single spaces) and the caret column. It is ktrace's one
+// type for an error_log entry: tracefs shows it, check prints it as JSON,
+// the conformance goldens hold it.
 type LogEntry struct {
-	Subsys, Msg, Cmd string
-	Pos              int
+	Subsys string `json:"subsys"`
+	Msg    string `json:"msg"`
+	Cmd    string `json:"cmd"`
+	Pos    int    `json:"pos"`
 }
 
-// WriteError is a failed write to a control file: the errno write(2)
-// returns and the error_log entry the kernel added (nil when it logs
-// nothing, e.g. for a line no probe type claims). When the kernel logs more
-// than once for one command (some bad fprobe arguments on 6.12), Logs has
-// every entry in order and Log is the last.
+// WriteError is a failed write(2) to a control file: the errno the write
+// returns and the error_log entries the kernel appended while failing
+// (none for failures it does not log, e.g. a line no probe type claims;
+// more than one when it logs twice for one command, as 6.12's fprobe
+// parser does for some bad arguments). It is ktrace's one type for a
+// failed write, from the registry through tracefs to the CLI.
 type WriteError struct {
 	Errno syscall.Errno
-	Log   *LogEntry
 	Logs  []LogEntry
 }
 
+// Last returns the entry the write logged last (the deciding one), or nil.
+func (e *WriteError) Last() *LogEntry {
+	if len(e.Logs) == 0 {
+		return nil
+	}
+	return &e.Logs[len(e.Logs)-1]
+}
+
 func (e *WriteError) Error() string {
-	if e.Log != nil {
-		return fmt.Sprintf("%s: error: %s (command %q, pos %d): %v", e.Log.Subsys, e.Log.Msg, e.Log.Cmd, e.Log.Pos, e.Errno)
+	if l := e.Last(); l != nil {
+		return fmt.Sprintf("%s: error: %s (command %q, pos %d): %v", l.Subsys, l.Msg, l.Cmd, l.Pos, e.Errno)
 	}
 	return e.Errno.Error()
 }

@@ -2,7 +2,8 @@ package tracefs
 
 import (
 	"fmt"
-	"syscall"
+
+	"github.com/ktrace-dev/ktrace/events"
 )
 
 // ControlFile names one of the probe-definition control files. The two files
@@ -25,36 +26,13 @@ func (c ControlFile) String() string {
 	return fmt.Sprintf("ControlFile(%d)", int(c))
 }
 
-// LogEntry is one error_log record as the kernel stores it: the subsystem
-// that rejected the command ("trace_kprobe", "trace_fprobe", ...), the
-// message, the command (argv joined by single spaces) and the caret column.
-type LogEntry struct {
-	Subsys string
-	Msg    string
-	Cmd    string
-	Pos    int
-}
+// LogEntry is one error_log record (events.LogEntry: subsystem, message,
+// command and caret column).
+type LogEntry = events.LogEntry
 
-// WriteError is a failed write(2) to a control file: the errno the write
-// returns and the error_log records the kernel appended while failing (none
-// for failures the kernel does not log, e.g. an unknown probe letter; more
-// than one when the kernel logs twice for one command, as 6.12's fprobe
-// parser does for some bad arguments).
-type WriteError struct {
-	Errno syscall.Errno
-	Logs  []LogEntry
-}
-
-func (e *WriteError) Error() string {
-	if len(e.Logs) > 0 {
-		last := e.Logs[len(e.Logs)-1]
-		return fmt.Sprintf("%s: %s: %v", last.Subsys, last.Msg, e.Errno)
-	}
-	return e.Errno.Error()
-}
-
-// Unwrap returns the errno so errors.Is(err, syscall.EINVAL) works.
-func (e *WriteError) Unwrap() error { return e.Errno }
+// WriteError is a failed write(2) to a control file with the error_log
+// records the kernel appended while failing (events.WriteError).
+type WriteError = events.WriteError
 
 // EventInfo is the view tracefs needs of one dynamic event.
 type EventInfo struct {

@@ -268,6 +268,10 @@ func (f *FS) write(n node, p []byte) (int, error) {
 			var we *WriteError
 			if errors.As(err, &we) {
 				f.logErrors(we.Logs)
+				// The write fails with the registry's error itself: its
+				// errno, and the entries it logged for callers that
+				// report them.
+				return w, we
 			}
 			return w, grammar.ErrnoOf(err)
 		}

@@ -26,23 +26,15 @@ func eventsFile(f ControlFile) events.File {
 	return events.DynamicEvents
 }
 
-// Write converts the registry's *events.WriteError into a *WriteError.
+// Write passes the registry's *WriteError on.
 func (b *RegistryBackend) Write(f ControlFile, data []byte) (int, error) {
 	n, err := b.R.Write(eventsFile(f), data)
 	if err == nil {
 		return n, nil
 	}
-	var we *events.WriteError
+	var we *WriteError
 	if errors.As(err, &we) {
-		out := &WriteError{Errno: we.Errno}
-		logs := we.Logs
-		if len(logs) == 0 && we.Log != nil {
-			logs = []events.LogEntry{*we.Log}
-		}
-		for _, l := range logs {
-			out.Logs = append(out.Logs, LogEntry{Subsys: l.Subsys, Msg: l.Msg, Cmd: l.Cmd, Pos: l.Pos})
-		}
-		return n, out
+		return n, we
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

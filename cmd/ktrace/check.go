@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
 )
@@ -21,7 +22,7 @@ type checkResult struct {
 	File     string            `json:"file"`
 	OK       bool              `json:"ok"`
 	Errno    *string           `json:"errno"`
-	Error    *jsonLogEntry     `json:"error"`
+	Error    *events.LogEntry  `json:"error"`
 	Readback []string          `json:"readback"`
 	Formats  map[string]string `json:"formats"`
 	Notes    []string          `json:"notes"`
@@ -32,14 +33,6 @@ type checkResult struct {
 	Source *string `json:"source"`
 
 	errno syscall.Errno
-}
-
-// jsonLogEntry is an error_log entry in JSON.
-type jsonLogEntry struct {
-	Subsys string `json:"subsys"`
-	Msg    string `json:"msg"`
-	Cmd    string `json:"cmd"`
-	Pos    int    `json:"pos"`
 }
 
 func newCheckCmd(g *globals) *cobra.Command {
@@ -276,11 +269,11 @@ func (e *env) checkIn(w *world, line string, f tracefs.ControlFile) checkResult 
 	}
 	if !r.OK {
 		r.errno = res.errno
-		name := errnoName(res.errno)
+		name := grammar.ErrnoName(res.errno)
 		r.Errno = &name
 		if n := len(res.logs); n > 0 {
 			l := res.logs[n-1]
-			r.Error = &jsonLogEntry{Subsys: l.Subsys, Msg: l.Msg, Cmd: l.Cmd, Pos: l.Pos}
+			r.Error = &l
 		}
 	}
 	for _, ev := range w.reg.Events() {
@@ -335,7 +328,7 @@ func printCheckText(out io.Writer, r checkResult) {
 		return
 	}
 	if r.Error != nil {
-		fmt.Fprint(out, tracefs.FormatLogEntry(tracefs.LogEntry{Subsys: r.Error.Subsys, Msg: r.Error.Msg, Cmd: r.Error.Cmd, Pos: r.Error.Pos}))
+		fmt.Fprint(out, tracefs.FormatLogEntry(*r.Error))
 		return
 	}
 	fmt.Fprintf(out, "%s: write error: %s (%s; the kernel logs nothing for this line)\n  Command: %s\n", r.File, strerror(r.errno), *r.Errno, r.Line)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs"
-	"golang.org/x/sys/unix"
 )
 
 // env is the kernel model and syntax a command works with.
@@ -96,47 +94,28 @@ func (e *env) tracefsOptions(pipeBlocks bool, acc *mountAccess) tracefs.Options 
 // writeResult is the outcome of one write(2) to a control file.
 type writeResult struct {
 	errno syscall.Errno // 0 on success
-	logs  []tracefs.LogEntry
+	logs  []events.LogEntry
 }
 
 // writeLine appends line+"\n" to the control file as one write(2), like
-// `echo LINE >> FILE`.
+// `echo LINE >> FILE`. A rejected write's error_log entries come with its
+// error (events.WriteError), as the kernel appended them.
 func (w *world) writeLine(file tracefs.ControlFile, line string) writeResult {
-	before := w.fs.ErrorLogCount()
 	h, err := w.fs.Open(file.String(), os.O_WRONLY|os.O_APPEND)
 	if err != nil {
-		return writeResult{errno: errnoOf(err)}
+		return writeResult{errno: grammar.ErrnoOf(err)}
 	}
 	defer h.Close()
 	_, err = h.Write([]byte(line + "\n"))
 	if err == nil {
 		return writeResult{}
 	}
-	res := writeResult{errno: errnoOf(err)}
-	if added := w.fs.ErrorLogCount() - before; added > 0 {
-		logs := w.fs.ErrorLog()
-		if added > uint64(len(logs)) {
-			added = uint64(len(logs))
-		}
-		res.logs = logs[uint64(len(logs))-added:]
+	res := writeResult{errno: grammar.ErrnoOf(err)}
+	var we *events.WriteError
+	if errors.As(err, &we) {
+		res.logs = we.Logs
 	}
 	return res
-}
-
-func errnoOf(err error) syscall.Errno {
-	var e syscall.Errno
-	if errors.As(err, &e) {
-		return e
-	}
-	return syscall.EINVAL
-}
-
-// errnoName is the symbolic name of an errno ("EINVAL").
-func errnoName(e syscall.Errno) string {
-	if n := unix.ErrnoName(e); n != "" {
-		return n
-	}
-	return fmt.Sprintf("errno %d", int(e))
 }
 
 // strerror is the C library's text for an errno ("Invalid argument"), as

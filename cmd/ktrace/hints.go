@@ -561,7 +561,7 @@ func (e *env) hintsOf(r *checkResult, f tracefs.ControlFile) []string {
 	}
 	var log *tracefs.LogEntry
 	if r.Error != nil {
-		log = &tracefs.LogEntry{Subsys: r.Error.Subsys, Msg: r.Error.Msg, Cmd: r.Error.Cmd, Pos: r.Error.Pos}
+		log = r.Error
 	}
 	return e.hints(r.Line, f, log)
 }

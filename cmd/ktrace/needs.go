@@ -97,8 +97,8 @@ func lineNeeds(m *kernel.Model, line string) []string {
 	if len(names) == 0 {
 		why := "rejected"
 		var we *events.WriteError
-		if errors.As(ownErr, &we) && we.Log != nil {
-			why = we.Log.Msg
+		if errors.As(ownErr, &we) && we.Last() != nil {
+			why = we.Last().Msg
 		}
 		names = append(names, fmt.Sprintf("Linux 6.12's rules (Linux %s says: %s)", own.Name, why))
 	}

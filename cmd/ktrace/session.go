@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
 )
@@ -322,7 +323,7 @@ lines that start with '-'.`,
 				for _, h := range s.env.hints(line, tracefs.DynamicEvents, log) {
 					fmt.Fprintf(stderr, "hint: %s\n", h)
 				}
-				return failf(exitRejected, "add %q: write error: %s (%s); nothing added", line, strerror(res.errno), errnoName(res.errno))
+				return failf(exitRejected, "add %q: write error: %s (%s); nothing added", line, strerror(res.errno), grammar.ErrnoName(res.errno))
 			}
 			if err := s.save(); err != nil {
 				return err
@@ -390,7 +391,7 @@ Either every removal succeeds or the session is left unchanged.`,
 				case syscall.EBUSY:
 					return failf(exitRejected, "rm %s: event is enabled (EBUSY); disable it first; nothing removed", name)
 				default:
-					return failf(exitRejected, "rm %s: %s (%s); nothing removed", name, strerror(res.errno), errnoName(res.errno))
+					return failf(exitRejected, "rm %s: %s (%s); nothing removed", name, strerror(res.errno), grammar.ErrnoName(res.errno))
 				}
 			}
 			return s.save()

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -292,7 +293,7 @@ func shPathError(name string, flag int, err error) error {
 	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
 		op, missing = "sh: can't create", "nonexistent directory"
 	}
-	e := errnoOf(err)
+	e := grammar.ErrnoOf(err)
 	if e == syscall.ENOENT || e == syscall.ENOTDIR {
 		return &fs.PathError{Op: op, Path: name, Err: shText{missing, e}}
 	}
@@ -455,7 +456,7 @@ func (s *shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFu
 				// busybox's echo reports the failed write; its printf
 				// only fails with status 1 (seen on 6.1 and 6.12).
 				if name == "echo" {
-					fmt.Fprintf(hc.Stderr, "sh: write error: %s\n", strerror(errnoOf(ferr)))
+					fmt.Fprintf(hc.Stderr, "sh: write error: %s\n", strerror(grammar.ErrnoOf(ferr)))
 				}
 				return interp.ExitStatus(1)
 			}
@@ -553,7 +554,7 @@ func (s *shell) external(ctx context.Context, hc interp.HandlerContext, args []s
 	err = c.Run()
 	if out != nil {
 		if ferr := out.flush(); ferr != nil {
-			fmt.Fprintf(hc.Stderr, "%s: write error: %s\n", args[0], strerror(errnoOf(ferr)))
+			fmt.Fprintf(hc.Stderr, "%s: write error: %s\n", args[0], strerror(grammar.ErrnoOf(ferr)))
 			return interp.ExitStatus(1)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ktrace-dev/ktrace/grammar"
 	"mvdan.cc/sh/v3/interp"
 )
 
@@ -55,13 +56,13 @@ func (u *utilCtx) open(name string) (io.ReadCloser, error) {
 	if rel, ok := emulated(abs); ok {
 		h, err := u.s.fs.Open(rel, os.O_RDONLY)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, cErrno{errnoOf(err)})
+			return nil, fmt.Errorf("%s: %w", name, cErrno{grammar.ErrnoOf(err)})
 		}
 		return h, nil
 	}
 	f, err := os.Open(abs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, cErrno{errnoOf(err)})
+		return nil, fmt.Errorf("%s: %w", name, cErrno{grammar.ErrnoOf(err)})
 	}
 	return f, nil
 }
@@ -97,7 +98,7 @@ func (s *shell) runUtility(ctx context.Context, hc interp.HandlerContext, fn uti
 	st := fn(u, args[1:])
 	if toFile && buf.Len() > 0 {
 		if _, err := f.File.Write(buf.Bytes()); err != nil {
-			fmt.Fprintf(hc.Stderr, "%s: write error: %s\n", args[0], strerror(errnoOf(err)))
+			fmt.Fprintf(hc.Stderr, "%s: write error: %s\n", args[0], strerror(grammar.ErrnoOf(err)))
 			return interp.ExitStatus(1)
 		}
 	}
@@ -121,7 +122,7 @@ func (u *utilCtx) eachInput(names []string, fn func(name string, r io.Reader)) i
 			if u.name == "grep" {
 				u.errorf("%v", err)
 			} else {
-				u.errorf("can't open '%s': %s", n, strerror(errnoOf(err)))
+				u.errorf("can't open '%s': %s", n, strerror(grammar.ErrnoOf(err)))
 			}
 			st = 1
 			continue
@@ -194,7 +195,7 @@ func utilLs(u *utilCtx, args []string) int {
 		}
 		des, err := u.readDir(n)
 		if err != nil {
-			u.errorf("%s: %s", n, strerror(errnoOf(err)))
+			u.errorf("%s: %s", n, strerror(grammar.ErrnoOf(err)))
 			st = 1
 			continue
 		}
@@ -573,7 +574,7 @@ func utilTee(u *utilCtx, args []string) int {
 	for _, n := range names {
 		w, err := u.openWrite(n, flag)
 		if err != nil {
-			u.errorf("%s: %s", n, strerror(errnoOf(err)))
+			u.errorf("%s: %s", n, strerror(grammar.ErrnoOf(err)))
 			st = 1
 			continue
 		}
@@ -586,7 +587,7 @@ func utilTee(u *utilCtx, args []string) int {
 				continue
 			}
 			if _, werr := o.w.Write(b); werr != nil {
-				u.errorf("%s: %s", o.name, strerror(errnoOf(werr)))
+				u.errorf("%s: %s", o.name, strerror(grammar.ErrnoOf(werr)))
 				o.w.Close()
 				o.w = nil
 				st = 1
@@ -631,13 +632,13 @@ func (u *utilCtx) openWrite(name string, flag int) (io.WriteCloser, error) {
 	if rel, ok := emulated(abs); ok {
 		h, err := u.s.fs.Open(rel, flag)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, cErrno{errnoOf(err)})
+			return nil, fmt.Errorf("%s: %w", name, cErrno{grammar.ErrnoOf(err)})
 		}
 		return h, nil
 	}
 	f, err := os.OpenFile(abs, flag, 0o666)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, cErrno{errnoOf(err)})
+		return nil, fmt.Errorf("%s: %w", name, cErrno{grammar.ErrnoOf(err)})
 	}
 	return f, nil
 }

@@ -70,8 +70,8 @@ func emulateCase(m *kernel.Model, d *grammar.Dialect, c *Case) (r Result) {
 	_, err := reg.Write(fileOf(c.File), []byte(c.Line+"\n"))
 	r.OK, r.Errno = err == nil, ErrnoName(err)
 	var we *events.WriteError
-	if errors.As(err, &we) && we.Log != nil {
-		r.Error = &LogEntry{Subsys: we.Log.Subsys, Msg: we.Log.Msg, Cmd: we.Log.Cmd, Pos: we.Log.Pos}
+	if errors.As(err, &we) && we.Last() != nil {
+		r.Error = we.Last()
 	}
 	r.Readback = Lines(reg.Readback(fileOf(c.File)))
 	// Formats are read through the emulated tracefs, as the guest runner

@@ -8,16 +8,14 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/ktrace-dev/ktrace/events"
 )
 
 // LogEntry is one error_log entry: the subsystem, the message, the
-// command as the kernel re-joined it, and the caret column within it.
-type LogEntry struct {
-	Subsys string `json:"subsys"`
-	Msg    string `json:"msg"`
-	Cmd    string `json:"cmd"`
-	Pos    int    `json:"pos"`
-}
+// command as the kernel re-joined it, and the caret column within it
+// (events.LogEntry, whose JSON names the goldens use).
+type LogEntry = events.LogEntry
 
 // Result is the outcome of one case: one line of a golden file.
 type Result struct {

@@ -17,22 +17,22 @@ func TestParseErrorLog(t *testing.T) {
 		{"one entry", "[   12.345678] trace_kprobe: error: Unknown type is specified\n" +
 			"  Command: p:myev do_sys_openat2 +0(%di):xyz\n" +
 			"                                         ^\n",
-			&LogEntry{"trace_kprobe", "Unknown type is specified", "p:myev do_sys_openat2 +0(%di):xyz", 30}},
+			&LogEntry{Subsys: "trace_kprobe", Msg: "Unknown type is specified", Cmd: "p:myev do_sys_openat2 +0(%di):xyz", Pos: 30}},
 		{"last of two wins", "[    1.000000] trace_kprobe: error: Invalid probed address or symbol\n" +
 			"  Command: p:a nosuch\n" +
 			"              ^\n" +
 			"[    2.000000] trace_fprobe: error: Maxactive is not for fprobe\n" +
 			"  Command: f4 vfs_read\n" +
 			"           ^\n",
-			&LogEntry{"trace_fprobe", "Maxactive is not for fprobe", "f4 vfs_read", 0}},
+			&LogEntry{Subsys: "trace_fprobe", Msg: "Maxactive is not for fprobe", Cmd: "f4 vfs_read", Pos: 0}},
 		{"command looking like a header", "[  100.000001] trace_kprobe: error: Invalid argument\n" +
 			"  Command: [ 1.0] x: error: y\n" +
 			"           ^\n",
-			&LogEntry{"trace_kprobe", "Invalid argument", "[ 1.0] x: error: y", 0}},
+			&LogEntry{Subsys: "trace_kprobe", Msg: "Invalid argument", Cmd: "[ 1.0] x: error: y", Pos: 0}},
 		{"caret missing", "[  100.000001] trace_kprobe: error: Invalid argument\n" +
 			"  Command: p:a b\n" +
 			"\n",
-			&LogEntry{"trace_kprobe", "Invalid argument", "p:a b", -1}},
+			&LogEntry{Subsys: "trace_kprobe", Msg: "Invalid argument", Cmd: "p:a b", Pos: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ParseErrorLog(tc.in); !reflect.DeepEqual(got, tc.want) {
@@ -129,7 +129,7 @@ func TestCompare(t *testing.T) {
 	base := func() *Result {
 		return &Result{
 			OK: false, Errno: "EINVAL", SetupErrnos: []string{""},
-			Error:    &LogEntry{"trace_kprobe", "Unknown type is specified", "p:a b +0(%di):xyz", 14},
+			Error:    &LogEntry{Subsys: "trace_kprobe", Msg: "Unknown type is specified", Cmd: "p:a b +0(%di):xyz", Pos: 14},
 			Readback: []string{"p:kprobes/x vfs_read"},
 			Formats:  map[string]string{"kprobes/x": "name: x\nID: 1392\nformat:\n"},
 		}
@@ -167,7 +167,7 @@ func TestCompare(t *testing.T) {
 
 func TestCompareWildPos(t *testing.T) {
 	mk := func(pos int) *Result {
-		return &Result{Errno: "EINVAL", Error: &LogEntry{"trace_kprobe", "m", "p:ev vfs_read file->f_flags:string", pos}}
+		return &Result{Errno: "EINVAL", Error: &LogEntry{Subsys: "trace_kprobe", Msg: "m", Cmd: "p:ev vfs_read file->f_flags:string", Pos: pos}}
 	}
 	for _, tc := range []struct {
 		a, b int
