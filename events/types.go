@@ -17,6 +17,18 @@ const (
 	DynamicEvents
 )
 
+// FileNamed returns the control file of a name ("kprobe_events",
+// "dynamic_events").
+func FileNamed(name string) (File, bool) {
+	switch name {
+	case "kprobe_events":
+		return KprobeEvents, true
+	case "dynamic_events":
+		return DynamicEvents, true
+	}
+	return 0, false
+}
+
 func (f File) String() string {
 	switch f {
 	case KprobeEvents:

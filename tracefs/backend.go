@@ -1,30 +1,20 @@
 package tracefs
 
 import (
-	"fmt"
-
 	"github.com/ktrace-dev/ktrace/events"
 )
 
-// ControlFile names one of the probe-definition control files. The two files
-// share one set of events but differ in scope: kprobe_events shows and
-// truncates only kprobes, dynamic_events every kind of dynamic event.
-type ControlFile int
+// ControlFile names one of the probe-definition control files
+// (events.File: kprobe_events, dynamic_events). The files share one set of
+// events but differ in scope: kprobe_events shows and truncates only
+// kprobes, dynamic_events every kind of dynamic event.
+type ControlFile = events.File
 
+// The control files.
 const (
-	KprobeEvents ControlFile = iota
-	DynamicEvents
+	KprobeEvents  = events.KprobeEvents
+	DynamicEvents = events.DynamicEvents
 )
-
-func (c ControlFile) String() string {
-	switch c {
-	case KprobeEvents:
-		return "kprobe_events"
-	case DynamicEvents:
-		return "dynamic_events"
-	}
-	return fmt.Sprintf("ControlFile(%d)", int(c))
-}
 
 // LogEntry is one error_log record (events.LogEntry: subsystem, message,
 // command and caret column).

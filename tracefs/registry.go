@@ -19,16 +19,9 @@ type RegistryBackend struct {
 // NewRegistryBackend wraps r.
 func NewRegistryBackend(r *events.Registry) *RegistryBackend { return &RegistryBackend{R: r} }
 
-func eventsFile(f ControlFile) events.File {
-	if f == KprobeEvents {
-		return events.KprobeEvents
-	}
-	return events.DynamicEvents
-}
-
 // Write passes the registry's *WriteError on.
 func (b *RegistryBackend) Write(f ControlFile, data []byte) (int, error) {
-	n, err := b.R.Write(eventsFile(f), data)
+	n, err := b.R.Write(f, data)
 	if err == nil {
 		return n, nil
 	}
@@ -43,9 +36,9 @@ func (b *RegistryBackend) Write(f ControlFile, data []byte) (int, error) {
 	return n, fmt.Errorf("write %s: %w", f, err)
 }
 
-func (b *RegistryBackend) Truncate(f ControlFile) error { return b.R.Truncate(eventsFile(f)) }
+func (b *RegistryBackend) Truncate(f ControlFile) error { return b.R.Truncate(f) }
 
-func (b *RegistryBackend) Readback(f ControlFile) string { return b.R.Readback(eventsFile(f)) }
+func (b *RegistryBackend) Readback(f ControlFile) string { return b.R.Readback(f) }
 
 func (b *RegistryBackend) Events() []EventInfo {
 	evs := b.R.Events()

@@ -81,9 +81,10 @@ func readGoldens(t testing.TB, kernelName string) []golden {
 	return out
 }
 
+// fileOf is the control file a case names (kprobe_events when none).
 func fileOf(name string) events.File {
-	if name == "dynamic_events" {
-		return events.DynamicEvents
+	if f, ok := events.FileNamed(name); ok {
+		return f
 	}
 	return events.KprobeEvents
 }

@@ -262,7 +262,7 @@ func (e *env) checkIn(w *world, line string, f tracefs.ControlFile) checkResult 
 		Line:     line,
 		File:     f.String(),
 		OK:       res.errno == 0,
-		Readback: splitLines(w.reg.Readback(eventsFile(f))),
+		Readback: splitLines(w.reg.Readback(f)),
 		Formats:  map[string]string{},
 		Notes:    []string{},
 		Hints:    []string{},
@@ -300,13 +300,6 @@ func (e *env) notes(ev *events.Event) []string {
 		}
 	}
 	return out
-}
-
-func eventsFile(f tracefs.ControlFile) events.File {
-	if f == tracefs.KprobeEvents {
-		return events.KprobeEvents
-	}
-	return events.DynamicEvents
 }
 
 func splitLines(s string) []string {

@@ -139,12 +139,4 @@ func defaultFile(line string) tracefs.ControlFile {
 }
 
 // parseFile maps a --file value to a control file.
-func parseFile(s string) (tracefs.ControlFile, bool) {
-	switch s {
-	case "kprobe_events":
-		return tracefs.KprobeEvents, true
-	case "dynamic_events":
-		return tracefs.DynamicEvents, true
-	}
-	return 0, false
-}
+func parseFile(s string) (tracefs.ControlFile, bool) { return events.FileNamed(s) }

@@ -54,7 +54,7 @@ func (e *env) needsHint(line string, f tracefs.ControlFile) string {
 	if e.dialect == grammar.Latest {
 		return ""
 	}
-	if err := events.NewRegistry(e.model, grammar.Latest).Exec(eventsFile(f), line); err != nil {
+	if err := events.NewRegistry(e.model, grammar.Latest).Exec(f, line); err != nil {
 		return ""
 	}
 	n := lineNeeds(e.model, line)

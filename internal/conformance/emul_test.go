@@ -28,9 +28,10 @@ func emulate(m *kernel.Model, d *grammar.Dialect, cases []Case) []Result {
 	return out
 }
 
+// fileOf is the control file a case names (kprobe_events when none).
 func fileOf(name string) events.File {
-	if name == DynamicEvents {
-		return events.DynamicEvents
+	if f, ok := events.FileNamed(name); ok {
+		return f
 	}
 	return events.KprobeEvents
 }
