@@ -31,7 +31,7 @@ const (
 )
 
 // backendNote is the one line `ktrace sh` and `ktrace mount` print on
-// stderr where probes cannot attach (see liveNote).
+// stderr where probes cannot attach (see live.Note).
 const backendNote = "ktrace: no probe backend: events are emulated, trace stays empty"
 
 func newShCmd(g *globals) *cobra.Command {

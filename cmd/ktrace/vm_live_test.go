@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
+	"github.com/ktrace-dev/ktrace/tracefs/live"
 )
 
 // liveScript runs under `ktrace sh` in the guest, where probes attach: the
@@ -186,7 +187,7 @@ func TestShLiveVM(t *testing.T) {
 			if !strings.Contains(s, "@@RC 0") || !strings.Contains(s, "@@EN 0") {
 				t.Fatalf("ktrace sh failed:\n%s", s)
 			}
-			if errText := vmSection(s, "ERR"); strings.TrimSpace(errText) != liveNote {
+			if errText := vmSection(s, "ERR"); strings.TrimSpace(errText) != live.Note {
 				t.Errorf("stderr = %q, want the live backend note only", errText)
 			}
 

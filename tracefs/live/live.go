@@ -1,0 +1,358 @@
+// Package live is the live backend of ktrace's emulated tracefs: the
+// bridge between tracefs and the tracer. The event registry decides what
+// the control files accept; enabling an event attaches its probes to one
+// eBPF session shared by every enabled event, whose records go into the
+// tracefs trace ring, and kprobe_profile shows their counts.
+package live
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cilium/ebpf/ringbuf"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/ktrace-dev/ktrace/tracer"
+)
+
+// Note is the stderr line of `ktrace sh` and `ktrace mount` when
+// enabling an event attaches it to the running kernel.
+const Note = "ktrace: probe backend: eBPF on the running kernel: enabled events record into trace"
+
+// Backend is the tracefs backend of a host where probes can attach:
+// the registry decides what the control files accept, and enabling an
+// event attaches it to one tracer session shared by every enabled event
+// (one ring buffer, one set of maps, one reader goroutine), whose records
+// go to the FS's trace ring. Disabling detaches the event's group of
+// probes; the session stays for the next enable.
+type Backend struct {
+	*tracefs.RegistryBackend
+	model *kernel.Model
+	// Record receives each trace line without its TASK-PID column, which
+	// tracefs fills in when the trace is read (tracefs.FS.RecordTask).
+	Record func(ts uint64, pid int, comm string, rest []byte) bool
+	// IgnorePID drops the records of this process (0: none): the server of
+	// a mount plays the kernel, whose own work the kernel does not trace.
+	IgnorePID uint32
+	// Reaper is the executable the tracer starts as its reaper for probes
+	// only tracefs can create (tracer.Config.Reaper); "" starts none.
+	Reaper string
+	// warn receives one line per failed attach (the kernel's enable write
+	// fails with an errno alone; ktrace says why on stderr).
+	warn io.Writer
+
+	mu   sync.Mutex // serialises enabling and disabling
+	smu  sync.Mutex // guards what follows
+	sess *tracer.Session
+	// pumpStop ends the reader goroutine, which closes pumpDone.
+	pumpStop, pumpDone chan struct{}
+	live               map[evID]*tracer.Group
+	// done holds the hits and misses of detached groups: the kernel's
+	// counters live as long as the event, across disable and enable.
+	done map[evID]counts
+	// synced are the Sync calls waiting for the reader to pass on what
+	// the ring buffer held when they flushed it.
+	synced []chan struct{}
+}
+
+// evID names one event for as long as it exists: its serial, which no
+// later event reuses (a re-created event starts from 0 hits, as the
+// kernel's does, even with the same name and ID).
+type evID struct {
+	group, name string
+	serial      uint64
+}
+
+type counts struct{ hits, misses uint64 }
+
+// capacity bounds the probes one backend attaches over its life.
+const capacity = 1 << 14
+
+// ringSize is the ring buffer every enabled event writes to: a few
+// times the kernel's own per-CPU trace buffer (1.4 MB), shared by all.
+const ringSize = 8 << 20
+
+// syncTimeout bounds a Sync's wait for the reader.
+const syncTimeout = time.Second
+
+// Sync returns once the reader has passed on the records the ring buffer
+// held when Sync was called.
+func (b *Backend) Sync() {
+	b.smu.Lock()
+	if b.sess == nil {
+		b.smu.Unlock()
+		return
+	}
+	c := make(chan struct{})
+	b.synced = append(b.synced, c)
+	err := b.sess.Flush()
+	b.smu.Unlock()
+	if err != nil {
+		b.release(-1)
+		return
+	}
+	select {
+	case <-c:
+	case <-time.After(syncTimeout):
+	}
+}
+
+// waiting is the number of Sync calls waiting.
+func (b *Backend) waiting() int {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	return len(b.synced)
+}
+
+// release wakes the first n waiting Sync calls (n < 0: all of them).
+func (b *Backend) release(n int) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if n < 0 || n > len(b.synced) {
+		n = len(b.synced)
+	}
+	for _, c := range b.synced[:n] {
+		close(c)
+	}
+	b.synced = b.synced[n:]
+}
+
+func New(reg *events.Registry, m *kernel.Model, warn io.Writer) *Backend {
+	// tracefs probes that a killed ktrace left behind (its reaper is the
+	// first defence) go before this one attaches anything.
+	tracer.CleanStale("")
+	return &Backend{
+		RegistryBackend: tracefs.NewRegistryBackend(reg),
+		model:           m,
+		warn:            warn,
+		live:            map[evID]*tracer.Group{},
+		done:            map[evID]counts{},
+	}
+}
+
+// Available reports whether ktrace can attach probes for model m: m
+// is the running kernel and tracer.Check passes.
+func Available(m *kernel.Model) bool {
+	return m.Source() == "host" && tracer.Check() == nil
+}
+
+// session returns the shared session, opening it (and starting its
+// reader) at the first enable.
+func (b *Backend) session() (*tracer.Session, error) {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	if b.sess != nil {
+		return b.sess, nil
+	}
+	sess, err := tracer.Open(tracer.Config{
+		Model:       b.model,
+		KprobeMulti: b.model.Config("CONFIG_FPROBE") == "y",
+		IgnoreTgid:  int(b.IgnorePID),
+		Reaper:      b.Reaper,
+		RingSize:    ringSize,
+		Capacity:    capacity,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.sess = sess
+	b.pumpStop, b.pumpDone = make(chan struct{}), make(chan struct{})
+	go b.pump(sess, b.pumpStop, b.pumpDone)
+	return sess, nil
+}
+
+// SetEnabled attaches an event before marking it enabled and marks it
+// disabled before detaching it; a failed attach leaves nothing attached
+// and the event disabled.
+func (b *Backend) SetEnabled(group, name string, on bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ev := b.R.Event(group, name)
+	if ev == nil {
+		return syscall.ENOENT
+	}
+	if ev.Enabled == on {
+		return b.R.SetEnabled(ev, on)
+	}
+	key := evID{ev.Group, ev.Name, ev.Serial}
+	if !on {
+		if err := b.R.SetEnabled(ev, false); err != nil {
+			return err
+		}
+		b.detach(key)
+		return nil
+	}
+	sess, err := b.session()
+	var g *tracer.Group
+	if err == nil {
+		g, err = sess.Attach([]*events.Event{ev})
+	}
+	if err != nil {
+		errno := attachErrno(err)
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", group, name, err)
+		}
+		return fmt.Errorf("attach %s/%s: %w", group, name, errno)
+	}
+	if err := b.R.SetEnabled(ev, true); err != nil {
+		g.Detach()
+		return err
+	}
+	b.smu.Lock()
+	b.live[key] = g
+	b.smu.Unlock()
+	return nil
+}
+
+// attachErrno is the errno of a failed attach: the kernel's own when the
+// tracer passes one on (register_kprobe's ENOENT, EINVAL, EILSEQ, ...),
+// else ENOENT for a missing symbol and EINVAL for the rest.
+func attachErrno(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return syscall.ENOENT
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return syscall.EPERM
+	}
+	return syscall.EINVAL
+}
+
+// detach detaches an event's probes and keeps their final counts; the
+// records they wrote stay in the ring buffer for the reader.
+func (b *Backend) detach(key evID) {
+	b.smu.Lock()
+	g := b.live[key]
+	b.smu.Unlock()
+	if g == nil {
+		return
+	}
+	g.Detach()
+	stats, _ := g.Stats()
+	b.smu.Lock()
+	c := b.done[key]
+	for _, st := range stats {
+		c.hits += st.Hits
+		c.misses += st.Misses
+	}
+	b.done[key] = c
+	delete(b.live, key)
+	b.smu.Unlock()
+}
+
+// pumpPoll is how often the reader looks for a stop request while the
+// ring buffer is quiet; records wake it earlier.
+const pumpPoll = 100 * time.Millisecond
+
+// pump moves the session's records into the trace ring until stopped,
+// then drains what the ring buffer holds.
+func (b *Backend) pump(sess *tracer.Session, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	defer b.release(-1)
+	dec := sess.Decoder()
+	var buf []byte
+	stopping := false
+	for {
+		deadline := time.Now().Add(pumpPoll)
+		if stopping {
+			// A past deadline reads what is buffered, then times out.
+			deadline = time.Now()
+		}
+		// A flush ends a read that started after its Sync call was
+		// made: only those calls are sure to find their records passed
+		// on when it ends.
+		before := b.waiting()
+		r, err := sess.Next(deadline)
+		switch {
+		case errors.Is(err, tracer.ErrTimeout):
+			if stopping {
+				return
+			}
+			select {
+			case <-stop:
+				stopping = true
+			default:
+			}
+			continue
+		case errors.Is(err, tracer.ErrFlushed):
+			b.release(before)
+			continue
+		case errors.Is(err, ringbuf.ErrClosed):
+			return
+		case err != nil:
+			// An undecodable record has no trace line to show.
+			continue
+		}
+		if b.IgnorePID != 0 && r.Tgid() == b.IgnorePID {
+			continue
+		}
+		buf = dec.AppendContextRest(buf[:0], &r)
+		buf = dec.AppendBody(buf, &r)
+		if b.Record != nil {
+			b.Record(r.TS, int(r.Pid()), string(r.Comm), buf)
+		}
+	}
+}
+
+// Events reports the live hit and miss counts of kprobe events (for
+// kprobe_profile): those of the attached session plus the detached ones.
+func (b *Backend) Events() []tracefs.EventInfo {
+	evs := b.RegistryBackend.Events()
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	// Counts of removed events go with them.
+	exists := make(map[evID]bool, len(evs))
+	for i := range evs {
+		exists[evID{evs[i].Group, evs[i].Name, evs[i].Serial}] = true
+	}
+	for key := range b.done {
+		if !exists[key] {
+			delete(b.done, key)
+		}
+	}
+	for i := range evs {
+		key := evID{evs[i].Group, evs[i].Name, evs[i].Serial}
+		c := b.done[key]
+		if g := b.live[key]; g != nil {
+			if stats, err := g.Stats(); err == nil {
+				for _, st := range stats {
+					c.hits += st.Hits
+					c.misses += st.Misses
+				}
+			}
+		}
+		evs[i].Hits += c.hits
+		evs[i].Misses += c.misses
+	}
+	return evs
+}
+
+// Close disables every enabled event, which detaches it, then lets the
+// reader pass on what the ring buffer holds and closes the session.
+func (b *Backend) Close() {
+	for _, e := range b.RegistryBackend.Events() {
+		if e.Enabled {
+			b.SetEnabled(e.Group, e.Name, false)
+		}
+	}
+	b.smu.Lock()
+	sess, stop, done := b.sess, b.pumpStop, b.pumpDone
+	b.sess = nil
+	b.smu.Unlock()
+	if sess == nil {
+		return
+	}
+	close(stop)
+	<-done
+	sess.Close()
+}
