@@ -57,7 +57,7 @@ func (e *env) needsHint(line string, f tracefs.ControlFile) string {
 	if err := events.NewRegistry(e.model, grammar.Latest).Exec(f, line); err != nil {
 		return ""
 	}
-	n := lineNeeds(e.model, line)
+	n := events.LineNeeds(e.model, line)
 	if len(n) == 0 {
 		return ""
 	}
