@@ -417,26 +417,21 @@ func needsTracefs(m *kernel.Model, plan *Plan) bool {
 }
 
 // Programs returns how many programs the session has loaded.
-func (s *Session) Programs() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, g := range s.groups {
-		n += len(g.progs)
-	}
-	return n
-}
+func (s *Session) Programs() int { return s.countGroups(func(g *Group) int { return len(g.progs) }) }
 
 // Links returns how many links attach the session's programs: fewer than
 // probes where probes share a program and a multi link.
-func (s *Session) Links() int {
+func (s *Session) Links() int { return s.countGroups(func(g *Group) int { return len(g.links) }) }
+
+// countGroups sums n over the session's groups.
+func (s *Session) countGroups(n func(*Group) int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
+	total := 0
 	for _, g := range s.groups {
-		n += len(g.links)
+		total += n(g)
 	}
-	return n
+	return total
 }
 
 // Plan returns the session's probes.
