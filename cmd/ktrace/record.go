@@ -94,7 +94,7 @@ it exits or is killed.`,
 
 // recordSetup loads the session, adds the LINEs and returns the events
 // to attach: the session's enabled events and the LINEs' events.
-func recordSetup(g *globals, lines []string, stderr io.Writer) (*session, []*events.Event, error) {
+func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, []*events.Event, error) {
 	s, err := g.loadSession()
 	if err != nil {
 		return nil, nil, err

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ktrace-dev/ktrace/session"
 )
 
 // TestRecordSetup checks which events record attaches: the LINEs' events
@@ -13,7 +15,7 @@ import (
 func TestRecordSetup(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	session := sessionHeader + "\np:kprobes/on vfs_read\np:kprobes/off vfs_write\n" + enabledPrefix + "kprobes/on\n"
+	session := session.Header + "\np:kprobes/on vfs_read\np:kprobes/off vfs_write\n" + session.EnabledPrefix + "kprobes/on\n"
 	if err := os.MkdirAll(filepath.Join(state, "ktrace"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,50 +1,35 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/session"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
-)
-
-// A session is the set of events `ktrace add` built up, kept between
-// invocations in a plain text file: the dynamic_events readback (one probe
-// per line, re-creatable by writing it back) followed by one
-// "#enabled GROUP/EVENT" line per enabled event. The kernel drops
-// everything after '#', so the file can be written to a real
-// dynamic_events as is.
-const (
-	sessionHeader = "# ktrace session: dynamic_events lines; '#enabled GROUP/EVENT' marks enabled events"
-	enabledPrefix = "#enabled "
 )
 
 func (g *globals) sessionPath() (string, error) {
 	if g.session != "" {
 		return g.session, nil
 	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "ktrace", "session"), nil
-	}
-	home, err := os.UserHomeDir()
+	p, err := session.DefaultPath()
 	if err != nil {
-		return "", failf(exitUsage, "no session file: set --session, $XDG_STATE_HOME or $HOME: %w", err)
+		return "", failf(exitUsage, "%w", err)
 	}
-	return filepath.Join(home, ".local", "state", "ktrace", "session"), nil
+	return p, nil
 }
 
-// session is a loaded session.
-type session struct {
+// loadedSession is a session replayed into a world of the CLI.
+type loadedSession struct {
 	path string
 	env  *env
 	w    *world
@@ -57,44 +42,20 @@ type session struct {
 // release the session's lock.
 var sessionLockWait = 30 * time.Second
 
-// lockSession takes the session's lock: an exclusive flock(2) on FILE.lock
-// (the session file itself is replaced on every save, so it cannot carry
-// the lock). It waits up to sessionLockWait for another holder.
+// lockSession takes the session's lock (session.Lock), as an exit error.
 func lockSession(p string) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return nil, failf(exitRejected, "lock session: %w", err)
-	}
-	lp := p + ".lock"
-	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
+	unlock, err = session.Lock(p, sessionLockWait)
 	if err != nil {
-		return nil, failf(exitRejected, "lock session: %w", err)
+		return nil, failf(exitRejected, "%w", err)
 	}
-	deadline := time.Now().Add(sessionLockWait)
-	for delay := time.Millisecond; ; {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, failf(exitRejected, "lock session: flock %s: %w", lp, err)
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, failf(exitRejected, "session %s is in use: another ktrace has held %s for %v; nothing changed", p, lp, sessionLockWait)
-		}
-		time.Sleep(delay)
-		if delay < 50*time.Millisecond {
-			delay *= 2
-		}
-	}
+	return unlock, nil
 }
 
 // loadSession replays the session file into a fresh world, to be read
 // only: saves replace the file by a rename, so it is always read whole. A
 // line the model no longer accepts (e.g. the file was made with another
 // --kernel) is an error naming the line.
-func (g *globals) loadSession() (*session, error) {
+func (g *globals) loadSession() (*loadedSession, error) {
 	p, err := g.sessionPath()
 	if err != nil {
 		return nil, err
@@ -106,7 +67,7 @@ func (g *globals) loadSession() (*session, error) {
 // session: it holds the session's lock from before the read until
 // release, so that concurrent verbs run one after another, each on its
 // predecessor's result, and none loses another's change.
-func (g *globals) loadSessionForUpdate() (*session, error) {
+func (g *globals) loadSessionForUpdate() (*loadedSession, error) {
 	p, err := g.sessionPath()
 	if err != nil {
 		return nil, err
@@ -125,19 +86,19 @@ func (g *globals) loadSessionForUpdate() (*session, error) {
 }
 
 // release lets the next verb at the session.
-func (s *session) release() {
+func (s *loadedSession) release() {
 	if s.unlock != nil {
 		s.unlock()
 		s.unlock = nil
 	}
 }
 
-func (g *globals) loadSessionFrom(p string) (*session, error) {
+func (g *globals) loadSessionFrom(p string) (*loadedSession, error) {
 	e, err := g.loadEnv("latest")
 	if err != nil {
 		return nil, err
 	}
-	s := &session{path: p, env: e, w: e.newWorld()}
+	s := &loadedSession{path: p, env: e, w: e.newWorld()}
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -158,29 +119,21 @@ func (g *globals) loadSessionFrom(p string) (*session, error) {
 // A line the model no longer accepts (e.g. the file was made with another
 // --kernel) is an error naming the line.
 func replaySession(e *env, w *world, p string, data []byte, enable func(*events.Event) error) error {
-	var enabled []string
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, enabledPrefix); ok {
-			enabled = append(enabled, strings.TrimSpace(rest))
-			continue
-		}
-		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
-		if res := w.writeLine(tracefs.DynamicEvents, line); res.errno != 0 {
+	lines, enabled, err := session.Parse(data)
+	if err != nil {
+		return failf(exitRejected, "session %s: %w", p, err)
+	}
+	for _, l := range lines {
+		if res := w.writeLine(tracefs.DynamicEvents, l.Text); res.errno != 0 {
 			msg := strerror(res.errno)
 			if len(res.logs) > 0 {
 				msg = res.logs[len(res.logs)-1].Msg
 			}
-			return failf(exitRejected, "session %s line %d (%s) is not accepted by kernel model %s: %s", p, n, line, e.model.Release(), msg)
+			return failf(exitRejected, "session %s line %d (%s) is not accepted by kernel model %s: %s", p, l.N, l.Text, e.model.Release(), msg)
 		}
 	}
-	s := &session{path: p, env: e, w: w}
 	for _, name := range enabled {
-		ev, err := s.find(name)
+		ev, err := session.Find(w.reg, name)
 		if err != nil {
 			return failf(exitRejected, "session %s: %w", p, err)
 		}
@@ -191,84 +144,20 @@ func replaySession(e *env, w *world, p string, data []byte, enable func(*events.
 	return nil
 }
 
-// save writes the session file: into a temporary file of its own in the
-// same directory, then renamed over the session, so that a reader sees the
-// old file or the new one, whole. The session must be loaded for update.
-func (s *session) save() error {
+// save writes the session file atomically (session.Save). The session
+// must be loaded for update.
+func (s *loadedSession) save() error {
 	if s.unlock == nil {
 		return failf(exitRejected, "save session %s: not loaded for update", s.path)
 	}
-	var b strings.Builder
-	b.WriteString(sessionHeader + "\n")
-	b.WriteString(s.w.reg.Readback(events.DynamicEvents))
-	for _, ev := range s.w.reg.Events() {
-		if ev.Enabled {
-			b.WriteString(enabledPrefix + ev.Group + "/" + ev.Name + "\n")
-		}
-	}
-	dir := filepath.Dir(s.path)
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(s.path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp-*")
-	if err != nil {
-		return failf(exitRejected, "save session: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		return failf(exitRejected, "save session: %w", err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return failf(exitRejected, "save session: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return failf(exitRejected, "save session: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return failf(exitRejected, "save session: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return failf(exitRejected, "save session: %w", err)
-	}
-	done = true
-	// The rename is durable once the directory is synced.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	if err := session.Save(s.path, session.Format(s.w.reg)); err != nil {
+		return failf(exitRejected, "%w", err)
 	}
 	return nil
 }
 
-// find resolves "GROUP/EVENT" or a bare event name that is unique across
-// groups.
-func (s *session) find(name string) (*events.Event, error) {
-	if g, n, ok := strings.Cut(name, "/"); ok {
-		if ev := s.w.reg.Event(g, n); ev != nil {
-			return ev, nil
-		}
-		return nil, fmt.Errorf("no event %s", name)
-	}
-	var found []*events.Event
-	for _, ev := range s.w.reg.Events() {
-		if ev.Name == name {
-			found = append(found, ev)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return nil, fmt.Errorf("no event %s", name)
-	case 1:
-		return found[0], nil
-	}
-	return nil, fmt.Errorf("event name %s is ambiguous: give GROUP/%s", name, name)
-}
+// find resolves "GROUP/EVENT" or a bare event name unique across groups.
+func (s *loadedSession) find(name string) (*events.Event, error) { return session.Find(s.w.reg, name) }
 
 func newAddCmd(g *globals) *cobra.Command {
 	var fromFile string

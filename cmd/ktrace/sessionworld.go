@@ -45,7 +45,7 @@ func (g *globals) useSession(e *env, w *world) (save func() error, err error) {
 		unlock()
 		return nil, err
 	}
-	s := &session{path: p, env: e, w: w, unlock: unlock}
+	s := &loadedSession{path: p, env: e, w: w, unlock: unlock}
 	return func() error {
 		defer s.release()
 		return s.save()
