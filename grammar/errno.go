@@ -3,6 +3,7 @@ package grammar
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,4 +28,14 @@ func ErrnoOf(err error) syscall.Errno {
 		return e
 	}
 	return syscall.EINVAL
+}
+
+// Strerror is the C library's text for an errno ("Invalid argument"), as
+// busybox prints it.
+func Strerror(e syscall.Errno) string {
+	s := e.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -237,7 +237,7 @@ func fetchErrorText(e *env, err error) string {
 	var ge *grammar.Error
 	if errors.As(err, &ge) {
 		if ge.Code == grammar.ErrNone {
-			return fmt.Sprintf("%s (the kernel logs nothing)", strerror(ge.Errno))
+			return fmt.Sprintf("%s (the kernel logs nothing)", grammar.Strerror(ge.Errno))
 		}
 		return fmt.Sprintf("%s (%s)", e.dialect.Message(ge.Code), ge.Code.Name())
 	}

@@ -324,5 +324,5 @@ func printCheckText(out io.Writer, r checkResult) {
 		fmt.Fprint(out, tracefs.FormatLogEntry(*r.Error))
 		return
 	}
-	fmt.Fprintf(out, "%s: write error: %s (%s; the kernel logs nothing for this line)\n  Command: %s\n", r.File, strerror(r.errno), *r.Errno, r.Line)
+	fmt.Fprintf(out, "%s: write error: %s (%s; the kernel logs nothing for this line)\n  Command: %s\n", r.File, grammar.Strerror(r.errno), *r.Errno, r.Line)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/events"
@@ -116,16 +115,6 @@ func (w *world) writeLine(file tracefs.ControlFile, line string) writeResult {
 		res.logs = we.Logs
 	}
 	return res
-}
-
-// strerror is the C library's text for an errno ("Invalid argument"), as
-// busybox prints it.
-func strerror(e syscall.Errno) string {
-	s := e.Error()
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // defaultFile is the control file a line goes to when none is given: the

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/tracer"
 )
 
@@ -120,7 +121,7 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 			for _, l := range res.logs {
 				fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
 			}
-			return nil, nil, failf(exitRejected, "record: %q: %s", line, strerror(res.errno))
+			return nil, nil, failf(exitRejected, "record: %q: %s", line, grammar.Strerror(res.errno))
 		}
 		reportNeeds(stderr, s.w.reg.Model(), line)
 	}

@@ -125,7 +125,7 @@ func replaySession(e *env, w *world, p string, data []byte, enable func(*events.
 	}
 	for _, l := range lines {
 		if res := w.writeLine(tracefs.DynamicEvents, l.Text); res.errno != 0 {
-			msg := strerror(res.errno)
+			msg := grammar.Strerror(res.errno)
 			if len(res.logs) > 0 {
 				msg = res.logs[len(res.logs)-1].Msg
 			}
@@ -212,7 +212,7 @@ lines that start with '-'.`,
 				for _, h := range s.env.hints(line, tracefs.DynamicEvents, log) {
 					fmt.Fprintf(stderr, "hint: %s\n", h)
 				}
-				return failf(exitRejected, "add %q: write error: %s (%s); nothing added", line, strerror(res.errno), grammar.ErrnoName(res.errno))
+				return failf(exitRejected, "add %q: write error: %s (%s); nothing added", line, grammar.Strerror(res.errno), grammar.ErrnoName(res.errno))
 			}
 			if err := s.save(); err != nil {
 				return err
@@ -280,7 +280,7 @@ Either every removal succeeds or the session is left unchanged.`,
 				case syscall.EBUSY:
 					return failf(exitRejected, "rm %s: event is enabled (EBUSY); disable it first; nothing removed", name)
 				default:
-					return failf(exitRejected, "rm %s: %s (%s); nothing removed", name, strerror(res.errno), grammar.ErrnoName(res.errno))
+					return failf(exitRejected, "rm %s: %s (%s); nothing removed", name, grammar.Strerror(res.errno), grammar.ErrnoName(res.errno))
 				}
 			}
 			return s.save()

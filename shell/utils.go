@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"bufio"
@@ -98,7 +98,7 @@ func (s *shell) runUtility(ctx context.Context, hc interp.HandlerContext, fn uti
 	st := fn(u, args[1:])
 	if toFile && buf.Len() > 0 {
 		if _, err := f.File.Write(buf.Bytes()); err != nil {
-			fmt.Fprintf(hc.Stderr, "%s: write error: %s\n", args[0], strerror(grammar.ErrnoOf(err)))
+			fmt.Fprintf(hc.Stderr, "%s: write error: %s\n", args[0], grammar.Strerror(grammar.ErrnoOf(err)))
 			return interp.ExitStatus(1)
 		}
 	}
@@ -122,7 +122,7 @@ func (u *utilCtx) eachInput(names []string, fn func(name string, r io.Reader)) i
 			if u.name == "grep" {
 				u.errorf("%v", err)
 			} else {
-				u.errorf("can't open '%s': %s", n, strerror(grammar.ErrnoOf(err)))
+				u.errorf("can't open '%s': %s", n, grammar.Strerror(grammar.ErrnoOf(err)))
 			}
 			st = 1
 			continue
@@ -195,7 +195,7 @@ func utilLs(u *utilCtx, args []string) int {
 		}
 		des, err := u.readDir(n)
 		if err != nil {
-			u.errorf("%s: %s", n, strerror(grammar.ErrnoOf(err)))
+			u.errorf("%s: %s", n, grammar.Strerror(grammar.ErrnoOf(err)))
 			st = 1
 			continue
 		}
@@ -574,7 +574,7 @@ func utilTee(u *utilCtx, args []string) int {
 	for _, n := range names {
 		w, err := u.openWrite(n, flag)
 		if err != nil {
-			u.errorf("%s: %s", n, strerror(grammar.ErrnoOf(err)))
+			u.errorf("%s: %s", n, grammar.Strerror(grammar.ErrnoOf(err)))
 			st = 1
 			continue
 		}
@@ -587,7 +587,7 @@ func utilTee(u *utilCtx, args []string) int {
 				continue
 			}
 			if _, werr := o.w.Write(b); werr != nil {
-				u.errorf("%s: %s", o.name, strerror(grammar.ErrnoOf(werr)))
+				u.errorf("%s: %s", o.name, grammar.Strerror(grammar.ErrnoOf(werr)))
 				o.w.Close()
 				o.w = nil
 				st = 1
