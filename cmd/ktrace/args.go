@@ -169,7 +169,7 @@ func paramInfos(e *env, kind fetchargs.ProbeKind, fn string, proto *btf.FuncProt
 		head, place = "t:ktrace_args", strings.TrimPrefix(fn, "__probestub_")
 	}
 	for i, p := range proto.Params {
-		a := argInfo{Name: p.Name, Type: cType(p.Type)}
+		a := argInfo{Name: p.Name, Type: kernel.CType(p.Type)}
 		if i < len(regs) {
 			a.Reg = "%" + regs[i]
 		} else {
@@ -205,7 +205,7 @@ func paramInfos(e *env, kind fetchargs.ProbeKind, fn string, proto *btf.FuncProt
 
 // returnInfo describes the return value as "$retval" on a return probe.
 func returnInfo(e *env, fn string, proto *btf.FuncProto) argInfo {
-	a := argInfo{Name: "return", Type: cType(proto.Return), Fetch: "$retval", Reg: "%" + e.model.Arch().RetReg}
+	a := argInfo{Name: "return", Type: kernel.CType(proto.Return), Fetch: "$retval", Reg: "%" + e.model.Arch().RetReg}
 	ctx := &fetchargs.Context{Model: e.model, Dialect: e.dialect, Kind: fetchargs.KProbe, Return: true, Func: fn}
 	parsed, err := parseOne(ctx, []string{"r:ktrace_args", fn, "$retval"})
 	if err != nil {
@@ -299,89 +299,12 @@ func tracepointArgs(e *env, spec string) (*argsResult, error) {
 func signature(name string, proto *btf.FuncProto) string {
 	var ps []string
 	for _, p := range proto.Params {
-		ps = append(ps, cDecl(p.Type, p.Name))
+		ps = append(ps, kernel.CDecl(p.Type, p.Name))
 	}
 	if len(ps) == 0 {
 		ps = append(ps, "void")
 	}
-	return cDecl(proto.Return, name+"("+strings.Join(ps, ", ")+")")
-}
-
-// cType is the C spelling of a BTF type, as in a declaration without a
-// name ("const char *", "struct file *", "int[4]").
-func cType(t btf.Type) string { return cDecl(t, "") }
-
-// cDecl is the C declaration of name with type t.
-func cDecl(t btf.Type, name string) string {
-	join := func(base, decl string) string {
-		if decl == "" {
-			return base
-		}
-		if strings.HasPrefix(decl, "*") && strings.HasSuffix(base, "*") {
-			return base + decl
-		}
-		return base + " " + decl
-	}
-	for depth := 0; depth < 32; depth++ {
-		switch v := t.(type) {
-		case nil, *btf.Void:
-			return join("void", name)
-		case *btf.Pointer:
-			if _, ok := v.Target.(*btf.FuncProto); ok {
-				name = "(*" + name + ")"
-			} else {
-				name = "*" + name
-			}
-			t = v.Target
-		case *btf.Const:
-			if _, ok := v.Type.(*btf.Pointer); ok {
-				name = "const " + name
-				t = v.Type
-				continue
-			}
-			return "const " + cDecl(v.Type, name)
-		case *btf.Volatile:
-			if _, ok := v.Type.(*btf.Pointer); ok {
-				name = "volatile " + name
-				t = v.Type
-				continue
-			}
-			return "volatile " + cDecl(v.Type, name)
-		case *btf.Restrict:
-			name = "restrict " + name
-			t = v.Type
-		case *btf.TypeTag:
-			name = v.Value + " " + name
-			t = v.Type
-		case *btf.Array:
-			if strings.HasPrefix(name, "*") {
-				name = "(" + name + ")"
-			}
-			name = fmt.Sprintf("%s[%d]", name, v.Nelems)
-			t = v.Type
-		case *btf.FuncProto:
-			var ps []string
-			for _, p := range v.Params {
-				ps = append(ps, cType(p.Type))
-			}
-			if len(ps) == 0 {
-				ps = append(ps, "void")
-			}
-			name = name + "(" + strings.Join(ps, ", ") + ")"
-			t = v.Return
-		case *btf.Struct:
-			return join("struct "+v.Name, name)
-		case *btf.Union:
-			return join("union "+v.Name, name)
-		case *btf.Enum:
-			return join("enum "+v.Name, name)
-		case *btf.Fwd:
-			return join(v.Kind.String()+" "+v.Name, name)
-		default:
-			return join(t.TypeName(), name)
-		}
-	}
-	return join("...", name)
+	return kernel.CDecl(proto.Return, name+"("+strings.Join(ps, ", ")+")")
 }
 
 func printArgs(out io.Writer, r *argsResult) {

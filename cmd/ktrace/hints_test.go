@@ -61,7 +61,7 @@ func TestHintEveryCode(t *testing.T) {
 			t.Errorf("%s: %q: accepted or not logged: %+v", c.Name(), tc.line, r)
 			continue
 		}
-		if got, _ := e.codeOf(r.Error.Msg); got != c {
+		if got, _ := e.hinter().CodeOf(r.Error.Msg); got != c {
 			t.Errorf("%q: logged %s (%q), want %s", tc.line, got.Name(), r.Error.Msg, c.Name())
 		}
 		if len(r.Hints) != 1 || !strings.Contains(r.Hints[0], tc.want) {

@@ -209,7 +209,7 @@ lines that start with '-'.`,
 					log = &res.logs[n-1]
 					fmt.Fprint(stderr, tracefs.FormatLogEntry(*log))
 				}
-				for _, h := range s.env.hints(line, tracefs.DynamicEvents, log) {
+				for _, h := range s.env.hinter().For(line, tracefs.DynamicEvents, log) {
 					fmt.Fprintf(stderr, "hint: %s\n", h)
 				}
 				return failf(exitRejected, "add %q: write error: %s (%s); nothing added", line, grammar.Strerror(res.errno), grammar.ErrnoName(res.errno))
