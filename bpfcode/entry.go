@@ -96,17 +96,10 @@ func CompileEntry(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, stkKey, asm.R0, asm.Word),
 	)
-	if err := e.lookup(m.Scratch, stkKey); err != nil {
+	if err := e.scratchBuf(); err != nil {
 		return nil, err
 	}
-	ok, out := e.newLabel(), e.newLabel()
-	e.emit(
-		asm.JNE.Imm(asm.R0, 0, ok),
-		asm.Mov.Imm(asm.R0, 0),
-		asm.Return(),
-	)
-	e.mark(ok)
-	e.emit(asm.Mov.Reg(rBuf, asm.R0))
+	out := e.newLabel()
 	// The slots, built at the start of the scratch value.
 	for i := 0; i*8 < p.EntryDataSize; i++ {
 		if i < len(slots) {

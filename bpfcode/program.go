@@ -320,6 +320,12 @@ func (e *emitter) prologue() error {
 		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
 		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
 	)
+	return e.scratchBuf()
+}
+
+// scratchBuf looks up the scratch value keyed by stkKey (this CPU) into
+// rBuf, ending the program when there is none.
+func (e *emitter) scratchBuf() error {
 	if err := e.lookup(e.maps.Scratch, stkKey); err != nil {
 		return err
 	}

@@ -166,6 +166,12 @@ func ownedBy(group string, pid int) bool {
 // usual places), retrying a removal refused with EBUSY for up to wait. It
 // returns the events removed.
 func RemoveGroups(dir string, pid int, wait time.Duration) ([]string, error) {
+	return removeFromTracefs(dir, func(group string) bool { return ownedBy(group, pid) }, wait)
+}
+
+// removeFromTracefs runs removeOwned on the tracefs at dir, or ("") on the
+// first of the usual places that has kprobe_events.
+func removeFromTracefs(dir string, owned func(group string) bool, wait time.Duration) ([]string, error) {
 	dirs := tracefsDirs
 	if dir != "" {
 		dirs = []string{dir}
@@ -174,7 +180,7 @@ func RemoveGroups(dir string, pid int, wait time.Duration) ([]string, error) {
 		if _, err := os.Stat(filepath.Join(d, "kprobe_events")); err != nil {
 			continue
 		}
-		return removeOwned(d, func(group string) bool { return ownedBy(group, pid) }, wait)
+		return removeOwned(d, owned, wait)
 	}
 	return nil, nil
 }

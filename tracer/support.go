@@ -97,19 +97,7 @@ func Check() error {
 // pid no longer runs) from kprobe_events, uprobe_events and
 // dynamic_events. dir is the tracefs mount ("" tries the usual places).
 // It returns the events removed.
-func CleanStale(dir string) ([]string, error) {
-	dirs := tracefsDirs
-	if dir != "" {
-		dirs = []string{dir}
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "kprobe_events")); err != nil {
-			continue
-		}
-		return removeOwned(d, staleGroup, 0)
-	}
-	return nil, nil
-}
+func CleanStale(dir string) ([]string, error) { return removeFromTracefs(dir, staleGroup, 0) }
 
 // staleGroup reports whether a tracefs group was created by a ktrace
 // process that no longer exists.
