@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cilium/ebpf/ringbuf"
 	"github.com/spf13/cobra"
 
 	"github.com/ktrace-dev/ktrace/events"
@@ -245,63 +244,47 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	lost := &lostReporter{json: g.output == "json"}
 	lastFlush := time.Now()
 	self := uint32(os.Getpid())
-	draining := false
-	var drainUntil time.Time
+	// Recording stops on a signal, at the duration, or when CMD exits;
+	// then what the ring holds is read, for at most drainTime on a system
+	// that keeps producing events.
+	stop := make(chan struct{})
 	childErr := error(nil)
-loop:
-	for o.count == 0 || total < o.count {
-		if !draining {
-			select {
-			case <-ctx.Done():
-				draining = true
-			case childErr = <-done:
-				draining = true
-			default:
+	childDone := false
+	go func() {
+		select {
+		case <-ctx.Done():
+		case childErr = <-done:
+			childDone = true
+		}
+		close(stop)
+	}()
+	stopped := sess.Run(stop, 100*time.Millisecond, drainTime, tracer.RunHandler{
+		Record: func(r *tracer.Record) bool {
+			// ktrace's own system calls (writing this output) would feed
+			// back into vfs_write and similar probes forever.
+			if r.Tgid() == self || (filter != nil && !filter(r)) {
+				return true
 			}
-			if draining {
-				// Read what the ring buffer holds, for at most drainTime
-				// on a system that keeps producing events.
-				drainUntil = time.Now().Add(drainTime)
+			buf = format(buf[:0], r)
+			w.Write(buf)
+			total++
+			printed[r.Probe.Event]++
+			return o.count == 0 || total < o.count
+		},
+		Undecodable: func(error) { bad++ },
+		// Caught up: write out what is buffered, at most every flushEvery
+		// while records keep coming (a reader that keeps up would
+		// otherwise make a write and a counter lookup per event), and at
+		// every timed-out wait.
+		Idle: func(timedOut bool) {
+			if timedOut || time.Since(lastFlush) >= flushEvery {
+				lost.report(w, sess)
+				w.Flush()
+				lastFlush = time.Now()
 			}
-		}
-		deadline := time.Now().Add(100 * time.Millisecond)
-		r, err := sess.Next(deadline)
-		switch {
-		case errors.Is(err, tracer.ErrTimeout):
-			lost.report(w, sess)
-			w.Flush()
-			if draining {
-				break loop
-			}
-			continue
-		case errors.Is(err, ringbuf.ErrClosed):
-			break loop
-		case err != nil:
-			bad++
-			continue
-		}
-		// ktrace's own system calls (writing this output) would feed back
-		// into vfs_write and similar probes forever.
-		if r.Tgid() == self || (filter != nil && !filter(&r)) {
-			continue
-		}
-		buf = format(buf[:0], &r)
-		w.Write(buf)
-		total++
-		printed[r.Probe.Event]++
-		// Caught up: write out what is buffered, at most every
-		// flushEvery (a reader that keeps up with the probes would
-		// otherwise make a write and a counter lookup per event); the
-		// wait's timeout flushes the rest.
-		if sess.Buffered() == 0 && time.Since(lastFlush) >= flushEvery {
-			lost.report(w, sess)
-			w.Flush()
-			lastFlush = time.Now()
-		}
-		if draining && time.Now().After(drainUntil) {
-			break
-		}
-	}
+		},
+	})
+	draining := stopped
 	lost.report(w, sess)
 	w.Flush()
 	detachStart := time.Now()
@@ -309,6 +292,11 @@ loop:
 	detachTime := time.Since(detachStart)
 	if child != nil && !draining {
 		child.Process.Signal(syscall.SIGTERM)
+	}
+	// The watcher ends with the context or the child, whichever first.
+	cancelSig()
+	<-stop
+	if child != nil && !childDone {
 		childErr = <-done
 	}
 	fmt.Fprintf(stderr, "ktrace: attached %d probes in %s (%d programs, %d links), detached in %s\n", len(sess.Plan().Probes), attachTime.Round(time.Millisecond), programs, links, detachTime.Round(time.Millisecond))

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cilium/ebpf/ringbuf"
-
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs"
@@ -250,53 +248,31 @@ func (b *Backend) detach(key evID) {
 const pumpPoll = 100 * time.Millisecond
 
 // pump moves the session's records into the trace ring until stopped,
-// then drains what the ring buffer holds.
+// then what the ring buffer holds.
 func (b *Backend) pump(sess *tracer.Session, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer b.release(-1)
 	dec := sess.Decoder()
 	var buf []byte
-	stopping := false
-	for {
-		deadline := time.Now().Add(pumpPoll)
-		if stopping {
-			// A past deadline reads what is buffered, then times out.
-			deadline = time.Now()
-		}
-		// A flush ends a read that started after its Sync call was
-		// made: only those calls are sure to find their records passed
-		// on when it ends.
-		before := b.waiting()
-		r, err := sess.Next(deadline)
-		switch {
-		case errors.Is(err, tracer.ErrTimeout):
-			if stopping {
-				return
+	// A flush ends a read that started after its Sync call was made:
+	// only those calls are sure to find their records passed on when it
+	// ends.
+	before := 0
+	sess.Run(stop, pumpPoll, 0, tracer.RunHandler{
+		BeforeWait: func() { before = b.waiting() },
+		Flushed:    func() { b.release(before) },
+		Record: func(r *tracer.Record) bool {
+			if b.IgnorePID != 0 && r.Tgid() == b.IgnorePID {
+				return true
 			}
-			select {
-			case <-stop:
-				stopping = true
-			default:
+			buf = dec.AppendContextRest(buf[:0], r)
+			buf = dec.AppendBody(buf, r)
+			if b.Record != nil {
+				b.Record(r.TS, int(r.Pid()), string(r.Comm), buf)
 			}
-			continue
-		case errors.Is(err, tracer.ErrFlushed):
-			b.release(before)
-			continue
-		case errors.Is(err, ringbuf.ErrClosed):
-			return
-		case err != nil:
-			// An undecodable record has no trace line to show.
-			continue
-		}
-		if b.IgnorePID != 0 && r.Tgid() == b.IgnorePID {
-			continue
-		}
-		buf = dec.AppendContextRest(buf[:0], &r)
-		buf = dec.AppendBody(buf, &r)
-		if b.Record != nil {
-			b.Record(r.TS, int(r.Pid()), string(r.Comm), buf)
-		}
-	}
+			return true
+		},
+	})
 }
 
 // Events reports the live hit and miss counts of kprobe events (for
