@@ -268,18 +268,20 @@ func (e *verifierErr) Error() string {
 
 // knownDifferences reads testdata/conformance/known-differences.txt: the
 // "kernel<TAB>corpus:index" keys of the cases where the snapshot models
-// knowingly disagree with the kernel.
+// knowingly disagree with the kernel. Inside a VM guest (no source tree)
+// the test replays with the running kernel's own model, which these
+// differences are not about: the set is empty there.
 func knownDifferences(t *testing.T) map[string]bool {
 	t.Helper()
+	out := map[string]bool{}
 	root, err := vmtest.ModuleRoot()
 	if err != nil {
-		t.Fatal(err)
+		return out
 	}
 	b, err := os.ReadFile(filepath.Join(root, "testdata", "conformance", "known-differences.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]bool{}
 	for _, line := range strings.Split(string(b), "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
