@@ -343,6 +343,9 @@ func startMount(t *testing.T, bin, kdir, dir string, flags ...string) (*exec.Cmd
 	cmd.Dir = "/"
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
+	// A killed mount can leave a helper (fusermount) holding its output
+	// pipe: Wait must not wait for that helper's end.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
