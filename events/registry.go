@@ -26,6 +26,9 @@ type Registry struct {
 	idUsed  []bool   // idUsed[i]: event ID firstID+i is allocated
 	firstID int
 	serial  uint64 // the last Event.Serial handed out
+	// defined is the event the running command created or added a probe
+	// to (Define reports it).
+	defined *Event
 	// tpStubs holds the tracepoints whose probe stub is registered on
 	// them: by a live t probe, or left behind by a t probe whose
 	// registration failed after that step, as 6.12 leaves it (every later
@@ -125,6 +128,22 @@ func (r *Registry) Exec(f File, line string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.execLocked(f, line)
+}
+
+// Define runs one command line on control file f, as Exec does, and
+// returns a snapshot of the event the line created or added a probe to:
+// nil for a removal, a comment or a blank line, and on error.
+func (r *Registry) Define(f File, line string) (*Event, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.defined = nil
+	if err := r.execLocked(f, line); err != nil {
+		return nil, err
+	}
+	if r.defined == nil {
+		return nil, nil
+	}
+	return r.defined.snapshot(), nil
 }
 
 func (r *Registry) execLocked(f File, line string) error {
@@ -319,6 +338,7 @@ func (r *Registry) addEvent(ev *Event, p *Probe) {
 	p.Event = ev
 	r.events = append(r.events, ev)
 	r.probes = append(r.probes, p)
+	r.defined = ev
 }
 
 // appendProbe adds a probe to an existing event.
@@ -326,4 +346,5 @@ func (r *Registry) appendProbe(ev *Event, p *Probe) {
 	p.Event = ev
 	ev.Probes = append(ev.Probes, p)
 	r.probes = append(r.probes, p)
+	r.defined = ev
 }

@@ -351,3 +351,30 @@ func TestSnapshotsUnderConcurrentWriters(t *testing.T) {
 		t.Error("SetEnabled through a snapshot did not reach the registry")
 	}
 }
+
+// Define reports the event a line created or added a probe to.
+func TestDefineReturnsEvent(t *testing.T) {
+	r := newRegistry(t, "6.12")
+	ev, err := r.Define(KprobeEvents, "p:g/ev vfs_read a=%di")
+	if err != nil || ev == nil || ev.Group != "g" || ev.Name != "ev" || len(ev.Probes) != 1 {
+		t.Fatalf("first probe: %+v, %v", ev, err)
+	}
+	ev2, err := r.Define(KprobeEvents, "p:g/ev vfs_write a=%di")
+	if err != nil || ev2 == nil || ev2.ID != ev.ID || len(ev2.Probes) != 2 {
+		t.Fatalf("second probe of the event: %+v, %v", ev2, err)
+	}
+	if ev3, err := r.Define(KprobeEvents, "r vfs_read"); err != nil || ev3 == nil || ev3.Name != "r_vfs_read_0" {
+		t.Fatalf("automatic name: %+v, %v", ev3, err)
+	}
+	for _, line := range []string{"-:g/ev vfs_write", "", "# comment"} {
+		if ev, err := r.Define(KprobeEvents, line); err != nil || ev != nil {
+			t.Errorf("%q: %+v, %v; want no event, no error", line, ev, err)
+		}
+	}
+	if ev, err := r.Define(KprobeEvents, "p:g/bad vfs_read +0(%di"); err == nil || ev != nil {
+		t.Errorf("rejected line: %+v, %v; want an error and no event", ev, err)
+	}
+	if ev, err := r.Define(KprobeEvents, "p:g/bad vfs_read"); err != nil || ev == nil || len(ev.Probes) != 1 {
+		t.Errorf("after a rejected line: %+v, %v", ev, err)
+	}
+}

@@ -108,26 +108,21 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 			want[key(ev)] = true
 		}
 	}
-	// The lines' events are those whose probes the lines changed: one
-	// look before and one after, not one per line (a thousand lines
-	// would copy the registry a thousand times).
-	before := map[string]int{}
-	for _, ev := range s.w.reg.Events() {
-		before[key(ev)] = len(ev.Probes)
-	}
 	for _, line := range lines {
-		if res := s.w.writeLine(defaultFile(line), line); res.errno != 0 {
-			for _, l := range res.logs {
-				fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
+		ev, err := s.w.reg.Define(defaultFile(line), line)
+		if err != nil {
+			var we *events.WriteError
+			if errors.As(err, &we) {
+				for _, l := range we.Logs {
+					fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
+				}
 			}
-			return nil, nil, failf(exitRejected, "record: %q: %s", line, grammar.Strerror(res.errno))
+			return nil, nil, failf(exitRejected, "record: %q: %s", line, grammar.Strerror(grammar.ErrnoOf(err)))
 		}
-		reportNeeds(stderr, s.w.reg.Model(), line)
-	}
-	for _, ev := range s.w.reg.Events() {
-		if n, ok := before[key(ev)]; !ok || n != len(ev.Probes) {
+		if ev != nil {
 			want[key(ev)] = true
 		}
+		reportNeeds(stderr, s.w.reg.Model(), line)
 	}
 	var evs []*events.Event
 	for _, ev := range s.w.reg.Events() {
