@@ -66,16 +66,6 @@ func unknownSubcommand(cmd *cobra.Command) {
 	}
 }
 
-// noKprobes reports why the running kernel has no kprobes, or "" when it
-// has them (or cannot tell): kallsyms lists register_kprobe on every
-// kernel built with CONFIG_KPROBES.
-func noKprobes(m *kernel.Model) string {
-	if m.NumSymbols() == 0 || len(m.Symbols("", "register_kprobe")) > 0 {
-		return ""
-	}
-	return "the running kernel has no kprobes (built without CONFIG_KPROBES: kallsyms has no register_kprobe)"
-}
-
 // completion
 
 func noFileComp(vals []string) ([]string, cobra.ShellCompDirective) {

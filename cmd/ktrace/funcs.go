@@ -3,37 +3,16 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"path"
 	"runtime/debug"
 	"strings"
 
-	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/catalog"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/spf13/cobra"
 )
-
-// funcJSON is one line of `ktrace funcs --output json`.
-type funcJSON struct {
-	Name        string  `json:"name"`
-	Module      string  `json:"module"`
-	Symbols     int     `json:"symbols"`
-	Kprobe      bool    `json:"kprobe"`
-	KprobeError *string `json:"kprobe_error"`
-	KprobeWhy   *string `json:"kprobe_why"`
-	Fprobe      bool    `json:"fprobe"`
-	FprobeWhy   *string `json:"fprobe_why"`
-}
-
-// tracepointJSON is one line of `ktrace funcs -t --output json`.
-type tracepointJSON struct {
-	System string  `json:"system"`
-	Name   string  `json:"name"`
-	Tprobe bool    `json:"tprobe"`
-	Why    *string `json:"tprobe_why"`
-	Format bool    `json:"format"`
-}
 
 func newFuncsCmd(g *globals) *cobra.Command {
 	var tracepoints bool
@@ -86,45 +65,16 @@ JSON output: one object per line (JSON Lines).`,
 	return cmd
 }
 
-// strp returns a pointer to s, or nil for "".
-func strp(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func listFuncs(e *env, asJSON bool, globs []string, out io.Writer, stderr io.Writer) error {
-	fs, err := e.model.Funcs(globs)
+	fs, notes, err := catalog.Functions(e.model, e.dialect, globs)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	for _, g := range globs {
-		if mod, _, ok := strings.Cut(g, ":"); ok && !strings.ContainsAny(mod, "*?[\\") && !e.model.ModuleLoaded(mod) {
-			fmt.Fprintf(stderr, "ktrace: module %s is not loaded in the model (kallsyms has none of its symbols)\n", mod)
+	for _, n := range notes {
+		if !strings.HasPrefix(n, "hint: ") {
+			n = "ktrace: " + n
 		}
-	}
-	// A running kernel without kprobes has no kprobe_events at all.
-	noKp := ""
-	if e.model.Source() == "host" {
-		noKp = noKprobes(e.model)
-	}
-	if noKp != "" {
-		fmt.Fprintf(stderr, "ktrace: %s: no p or r line can be added to it\n", noKp)
-		noFp := ""
-		if e.model.Config("CONFIG_FPROBE") != "y" {
-			noFp = "the running kernel has no fprobes (built without CONFIG_FPROBE)"
-		}
-		for i := range fs {
-			fs[i].Kprobe, fs[i].KprobeCode, fs[i].KprobeWhy = false, grammar.ErrNone, noKp
-			if noFp != "" {
-				fs[i].Fprobe, fs[i].FprobeWhy = false, noFp
-			}
-		}
-	}
-	noFprobe := !e.dialect.Fprobe
-	if noFprobe {
-		fmt.Fprintf(stderr, "hint: fprobe events (f lines) need Linux 6.12; the model's kernel is %s: --syntax latest runs them through eBPF\n", e.dialect.Name)
+		fmt.Fprintln(stderr, n)
 	}
 	width := 0
 	for i := range fs {
@@ -135,180 +85,61 @@ func listFuncs(e *env, asJSON bool, globs []string, out io.Writer, stderr io.Wri
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	for i := range fs {
-		f := &fs[i]
-		fprobe, fwhy := f.Fprobe, f.FprobeWhy
-		if noFprobe && fprobe {
-			fprobe, fwhy = false, "fprobe events need Linux 6.12 (--syntax latest runs it through eBPF: ftrace can trace it)"
-		}
 		if asJSON {
-			j := funcJSON{Name: f.Name, Module: f.Module, Symbols: f.Count, Kprobe: f.Kprobe,
-				KprobeWhy: strp(f.KprobeWhy), Fprobe: fprobe, FprobeWhy: strp(fwhy)}
-			if f.KprobeCode != grammar.ErrNone {
-				j.KprobeError = strp(f.KprobeCode.Name())
-			}
-			if err := enc.Encode(j); err != nil {
+			if err := enc.Encode(catalog.FuncOf(&fs[i])); err != nil {
 				return failf(exitRejected, "encode: %w", err)
 			}
 			continue
 		}
-		writeFuncLine(out, f, width, fprobe, fwhy)
+		writeFuncLine(out, &fs[i], width)
 	}
 	if len(fs) == 0 && len(globs) > 0 {
-		fmt.Fprintf(stderr, "ktrace: no function of the model matches %s\n", strings.Join(quoteAll(globs), " "))
+		fmt.Fprintf(stderr, "ktrace: no function of the model matches %s\n", quoteAll(globs))
 		return rejected
 	}
 	return nil
 }
 
-func quoteAll(s []string) []string {
+// quoteAll is the globs, each in single quotes, space-separated.
+func quoteAll(s []string) string {
 	out := make([]string, len(s))
 	for i, x := range s {
 		out[i] = "'" + x + "'"
 	}
-	return out
-}
-
-// tpGlob is a SYSTEM:EVENT glob; a glob without ':' matches the event
-// name in any system.
-type tpGlob struct {
-	sys, name string
-	hasSys    bool
-}
-
-func parseTPGlobs(globs []string) ([]tpGlob, error) {
-	var out []tpGlob
-	for _, g := range globs {
-		t := tpGlob{name: g}
-		if s, n, ok := strings.Cut(g, ":"); ok {
-			t = tpGlob{sys: s, name: n, hasSys: true}
-		}
-		for _, p := range []string{t.sys, t.name} {
-			if _, err := path.Match(p, ""); err != nil {
-				return nil, fmt.Errorf("funcs -t: bad glob %q: %w", g, err)
-			}
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-func (t tpGlob) match(sys, name string) bool {
-	if t.hasSys {
-		if ok, _ := path.Match(t.sys, sys); !ok {
-			return false
-		}
-	}
-	ok, _ := path.Match(t.name, name)
-	return ok
-}
-
-// tprobeVerdict says whether a t event can attach to tracepoint name on
-// the model, and why not.
-func tprobeVerdict(e *env, name string) (bool, string) {
-	if !e.model.HasTracepoint(name) {
-		return false, "kallsyms has no __tracepoint_" + name
-	}
-	if !e.dialect.Fprobe {
-		return false, "t events need Linux 6.12 (--syntax latest runs them through eBPF)"
-	}
-	return true, ""
+	return strings.Join(out, " ")
 }
 
 func listTracepoints(e *env, asJSON bool, globs []string, out io.Writer, stderr io.Writer) error {
-	pats, err := parseTPGlobs(globs)
-	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+	tps, notes, err := catalog.Tracepoints(e.model, e.dialect, globs)
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "ktrace: %s\n", n)
 	}
-	match := func(sys, name string) bool {
-		if len(pats) == 0 {
-			return true
-		}
-		for _, p := range pats {
-			if p.match(sys, name) {
-				return true
-			}
-		}
-		return false
+	switch {
+	case errors.Is(err, catalog.ErrBadGlob):
+		return &exitError{code: exitUsage, err: fmt.Errorf("funcs -t: %w", err)}
+	case err != nil:
+		return &exitError{code: exitRejected, err: err}
 	}
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	emit := func(sys, name string, format bool) error {
-		ok, why := tprobeVerdict(e, name)
-		if asJSON {
-			return enc.Encode(tracepointJSON{System: sys, Name: name, Tprobe: ok, Why: strp(why), Format: format})
-		}
-		spec := sys + ":" + name
-		if sys == "" {
-			spec = name
-		}
-		if ok {
-			fmt.Fprintf(out, "%-48s  t\n", spec)
-		} else {
-			fmt.Fprintf(out, "%-48s  none  t: %s\n", spec, why)
-		}
-		return nil
-	}
-	n := 0
-	tps, _, err := e.model.Tracepoints()
-	if err != nil {
-		// kallsyms names the tracepoints but not their systems.
-		fmt.Fprintf(stderr, "ktrace: %v: listing the tracepoints kallsyms names (__tracepoint_NAME), without their systems or fields; a snapshot DIR has them in tracepoints/ (available_events and events/SYSTEM/EVENT/format, copied from tracefs; kernel capture does not write them)\n", err)
-		for _, p := range pats {
-			if p.hasSys && p.sys != "*" {
-				return failf(exitRejected, "funcs -t %s:%s: the model does not know which system a tracepoint belongs to; give an EVENT glob instead", p.sys, p.name)
-			}
-		}
-		for _, name := range e.model.TracepointNames() {
-			if !match("", name) {
-				continue
-			}
-			n++
-			if err := emit("", name, false); err != nil {
+	for i := range tps {
+		t := &tps[i]
+		switch {
+		case asJSON:
+			if err := enc.Encode(t); err != nil {
 				return failf(exitRejected, "encode: %w", err)
 			}
-		}
-	} else {
-		for _, t := range tps {
-			if !match(t.System, t.Name) {
-				continue
-			}
-			n++
-			if err := emit(t.System, t.Name, true); err != nil {
-				return failf(exitRejected, "encode: %w", err)
-			}
+		case t.Tprobe:
+			fmt.Fprintf(out, "%-48s  t\n", t.Spec())
+		default:
+			fmt.Fprintf(out, "%-48s  none  t: %s\n", t.Spec(), *t.Why)
 		}
 	}
-	if n == 0 && len(globs) > 0 {
-		fmt.Fprintf(stderr, "ktrace: no tracepoint of the model matches %s\n", strings.Join(quoteAll(globs), " "))
+	if len(tps) == 0 && len(globs) > 0 {
+		fmt.Fprintf(stderr, "ktrace: no tracepoint of the model matches %s\n", quoteAll(globs))
 		return rejected
 	}
 	return nil
-}
-
-// findTracepoint looks up "SYSTEM:EVENT" (or a bare EVENT unique across
-// systems) in the model's formats.
-func findTracepoint(m *kernel.Model, spec string) (*kernel.Tracepoint, error) {
-	tps, _, err := m.Tracepoints()
-	if err != nil {
-		return nil, err
-	}
-	sys, name, hasSys := strings.Cut(spec, ":")
-	if !hasSys {
-		name, sys = spec, ""
-	}
-	var found []*kernel.Tracepoint
-	for i := range tps {
-		if tps[i].Name == name && (!hasSys || tps[i].System == sys) {
-			found = append(found, &tps[i])
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return nil, fmt.Errorf("no tracepoint %s in the model", spec)
-	}
-	return nil, fmt.Errorf("tracepoint name %s is in several systems: give SYSTEM:%s", name, name)
 }
 
 // spaces pads the text columns.
@@ -326,7 +157,8 @@ func pad(out io.Writer, s string, width int) {
 
 // writeFuncLine writes one line of `ktrace funcs`: the function, how it
 // can be probed, and why not for each kind the kernel refuses.
-func writeFuncLine(out io.Writer, f *kernel.FuncInfo, width int, fprobe bool, fwhy string) {
+func writeFuncLine(out io.Writer, f *kernel.FuncInfo, width int) {
+	fprobe, fwhy := f.Fprobe, f.FprobeWhy
 	pad(out, f.Spec(), width)
 	io.WriteString(out, "  ")
 	how := "none"

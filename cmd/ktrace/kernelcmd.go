@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/ktrace-dev/ktrace/catalog"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/spf13/cobra"
 )
@@ -81,7 +82,7 @@ when the system shows one (options it lacks are derived from kallsyms).`,
 				info.Image = "no (the snapshot has no vmlinuz)"
 			}
 			info.Facts = m.Facts()
-			if why := noKprobes(m); why != "" && m.Source() == "host" {
+			if why := catalog.NoKprobes(m); why != "" && m.Source() == "host" {
 				for i, f := range info.Facts {
 					if f.Name == "kprobe blacklist" {
 						info.Facts[i].Source = "none: " + why
@@ -128,7 +129,7 @@ without it capture exits 3 naming what is missing.`,
 			// Without kprobes there is no blacklist to read: say so,
 			// rather than blame debugfs.
 			if m, err := kernel.LoadHost(); err == nil {
-				if why := noKprobes(m); why != "" {
+				if why := catalog.NoKprobes(m); why != "" {
 					return &exitError{code: exitNoAccess, err: fmt.Errorf("kernel capture: %s; a snapshot models kprobe events, which it cannot run", why)}
 				}
 			}
