@@ -63,6 +63,10 @@ func (r *Registry) Model() *kernel.Model { return r.model }
 func (r *Registry) Write(f File, data []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.writeLocked(f, data)
+}
+
+func (r *Registry) writeLocked(f File, data []byte) (int, error) {
 	count := len(data)
 	done := 0
 	for done < count {
@@ -130,14 +134,15 @@ func (r *Registry) Exec(f File, line string) error {
 	return r.execLocked(f, line)
 }
 
-// Define runs one command line on control file f, as Exec does, and
-// returns a snapshot of the event the line created or added a probe to:
-// nil for a removal, a comment or a blank line, and on error.
+// Define writes one line to control file f, as `echo LINE >> FILE` does
+// (one write(2) of LINE and a newline), and returns a snapshot of the
+// event the line created or added a probe to: nil for a removal, a
+// comment or a blank line, and on error.
 func (r *Registry) Define(f File, line string) (*Event, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.defined = nil
-	if err := r.execLocked(f, line); err != nil {
+	if _, err := r.writeLocked(f, []byte(line+"\n")); err != nil {
 		return nil, err
 	}
 	if r.defined == nil {

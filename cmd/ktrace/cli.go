@@ -141,7 +141,7 @@ func completeEvents(g *globals, want func(enabled bool) bool) func(*cobra.Comman
 			return nil, cobra.ShellCompDirectiveError
 		}
 		var out []string
-		for _, ev := range s.w.reg.Events() {
+		for _, ev := range s.Reg.Events() {
 			name := ev.Group + "/" + ev.Name
 			if want != nil && !want(ev.Enabled) || slices.Contains(args, name) {
 				continue

@@ -103,13 +103,13 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 	// snapshots, not the live events.
 	key := func(ev *events.Event) string { return ev.Group + "/" + ev.Name }
 	want := map[string]bool{}
-	for _, ev := range s.w.reg.Events() {
+	for _, ev := range s.Reg.Events() {
 		if ev.Enabled {
 			want[key(ev)] = true
 		}
 	}
 	for _, line := range lines {
-		ev, err := s.w.reg.Define(defaultFile(line), line)
+		ev, err := s.Reg.Define(defaultFile(line), line)
 		if err != nil {
 			var we *events.WriteError
 			if errors.As(err, &we) {
@@ -122,10 +122,10 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 		if ev != nil {
 			want[key(ev)] = true
 		}
-		reportNeeds(stderr, s.w.reg.Model(), line)
+		reportNeeds(stderr, s.Reg.Model(), line)
 	}
 	var evs []*events.Event
-	for _, ev := range s.w.reg.Events() {
+	for _, ev := range s.Reg.Events() {
 		if want[key(ev)] {
 			evs = append(evs, ev)
 		}

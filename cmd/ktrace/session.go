@@ -5,13 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/ktrace-dev/ktrace/events"
-	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/session"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
@@ -28,136 +23,41 @@ func (g *globals) sessionPath() (string, error) {
 	return p, nil
 }
 
-// loadedSession is a session replayed into a world of the CLI.
+// loadedSession is the session store opened for a verb, with the model
+// and syntax it was replayed in.
 type loadedSession struct {
-	path string
-	env  *env
-	w    *world
-	// unlock releases the session's lock; nil when the session was
-	// loaded to be read only.
-	unlock func()
+	*session.Store
+	env *env
 }
 
-// sessionLockWait bounds how long a verb waits for another ktrace to
-// release the session's lock.
-var sessionLockWait = 30 * time.Second
+// loadSession replays the session file into a fresh registry, to be read
+// only. A line the model no longer accepts (e.g. the file was made with
+// another --kernel) is an error naming the line.
+func (g *globals) loadSession() (*loadedSession, error) { return g.openSession(false) }
 
-// lockSession takes the session's lock (session.Lock), as an exit error.
-func lockSession(p string) (unlock func(), err error) {
-	unlock, err = session.Lock(p, sessionLockWait)
-	if err != nil {
-		return nil, failf(exitRejected, "%w", err)
-	}
-	return unlock, nil
-}
+// loadSessionForUpdate is loadSession under the session's lock, held
+// until Close, for a verb that changes the session.
+func (g *globals) loadSessionForUpdate() (*loadedSession, error) { return g.openSession(true) }
 
-// loadSession replays the session file into a fresh world, to be read
-// only: saves replace the file by a rename, so it is always read whole. A
-// line the model no longer accepts (e.g. the file was made with another
-// --kernel) is an error naming the line.
-func (g *globals) loadSession() (*loadedSession, error) {
+func (g *globals) openSession(update bool) (*loadedSession, error) {
 	p, err := g.sessionPath()
 	if err != nil {
 		return nil, err
 	}
-	return g.loadSessionFrom(p)
-}
-
-// loadSessionForUpdate is loadSession for a verb that changes the
-// session: it holds the session's lock from before the read until
-// release, so that concurrent verbs run one after another, each on its
-// predecessor's result, and none loses another's change.
-func (g *globals) loadSessionForUpdate() (*loadedSession, error) {
-	p, err := g.sessionPath()
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := lockSession(p)
-	if err != nil {
-		return nil, err
-	}
-	s, err := g.loadSessionFrom(p)
-	if err != nil {
-		unlock()
-		return nil, err
-	}
-	s.unlock = unlock
-	return s, nil
-}
-
-// release lets the next verb at the session.
-func (s *loadedSession) release() {
-	if s.unlock != nil {
-		s.unlock()
-		s.unlock = nil
-	}
-}
-
-func (g *globals) loadSessionFrom(p string) (*loadedSession, error) {
 	e, err := g.loadEnv("latest")
 	if err != nil {
 		return nil, err
 	}
-	s := &loadedSession{path: p, env: e, w: e.newWorld()}
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
+	open := session.Open
+	if update {
+		open = session.OpenForUpdate
 	}
+	st, err := open(p, e.newWorld().reg, session.Replayer{})
 	if err != nil {
-		return nil, failf(exitRejected, "read session: %w", err)
+		return nil, failf(exitRejected, "%w", err)
 	}
-	if err := replaySession(e, s.w, p, data, func(ev *events.Event) error {
-		return s.w.reg.SetEnabled(ev, true)
-	}); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return &loadedSession{Store: st, env: e}, nil
 }
-
-// replaySession writes the session file's lines (data, read from p) to
-// the dynamic_events of w, then enables the events it marks with enable.
-// A line the model no longer accepts (e.g. the file was made with another
-// --kernel) is an error naming the line.
-func replaySession(e *env, w *world, p string, data []byte, enable func(*events.Event) error) error {
-	lines, enabled, err := session.Parse(data)
-	if err != nil {
-		return failf(exitRejected, "session %s: %w", p, err)
-	}
-	for _, l := range lines {
-		if res := w.writeLine(tracefs.DynamicEvents, l.Text); res.errno != 0 {
-			msg := grammar.Strerror(res.errno)
-			if len(res.logs) > 0 {
-				msg = res.logs[len(res.logs)-1].Msg
-			}
-			return failf(exitRejected, "session %s line %d (%s) is not accepted by kernel model %s: %s", p, l.N, l.Text, e.model.Release(), msg)
-		}
-	}
-	for _, name := range enabled {
-		ev, err := session.Find(w.reg, name)
-		if err != nil {
-			return failf(exitRejected, "session %s: %w", p, err)
-		}
-		if err := enable(ev); err != nil {
-			return failf(exitRejected, "session %s: enable %s: %w", p, name, err)
-		}
-	}
-	return nil
-}
-
-// save writes the session file atomically (session.Save). The session
-// must be loaded for update.
-func (s *loadedSession) save() error {
-	if s.unlock == nil {
-		return failf(exitRejected, "save session %s: not loaded for update", s.path)
-	}
-	if err := session.Save(s.path, session.Format(s.w.reg)); err != nil {
-		return failf(exitRejected, "%w", err)
-	}
-	return nil
-}
-
-// find resolves "GROUP/EVENT" or a bare event name unique across groups.
-func (s *loadedSession) find(name string) (*events.Event, error) { return session.Find(s.w.reg, name) }
 
 func newAddCmd(g *globals) *cobra.Command {
 	var fromFile string
@@ -196,39 +96,36 @@ lines that start with '-'.`,
 			if err != nil {
 				return err
 			}
-			defer s.release()
-			before := len(splitLines(s.w.reg.Readback(events.DynamicEvents)))
-			for _, line := range args {
-				res := s.w.writeLine(tracefs.DynamicEvents, line)
-				if res.errno == 0 {
-					continue
-				}
+			defer s.Close()
+			added, err := s.Add(args)
+			if ae := (*session.AddError)(nil); errors.As(err, &ae) {
 				stderr := cmd.ErrOrStderr()
 				var log *tracefs.LogEntry
-				if n := len(res.logs); n > 0 {
-					log = &res.logs[n-1]
+				var we *events.WriteError
+				if errors.As(err, &we) {
+					log = we.Last()
+				}
+				if log != nil {
 					fmt.Fprint(stderr, tracefs.FormatLogEntry(*log))
 				}
-				for _, h := range s.env.hinter().For(line, tracefs.DynamicEvents, log) {
+				for _, h := range s.env.hinter().For(ae.Line, tracefs.DynamicEvents, log) {
 					fmt.Fprintf(stderr, "hint: %s\n", h)
 				}
-				return failf(exitRejected, "add %q: write error: %s (%s); nothing added", line, grammar.Strerror(res.errno), grammar.ErrnoName(res.errno))
+				return &exitError{code: exitRejected, err: err}
 			}
-			if err := s.save(); err != nil {
-				return err
-			}
-			all := splitLines(s.w.reg.Readback(events.DynamicEvents))
-			added := []string{}
-			if before <= len(all) {
-				added = all[before:]
+			if err := s.Save(); err != nil {
+				return failf(exitRejected, "%w", err)
 			}
 			// Say which kernel features each line needs beyond the
 			// model kernel's own syntax (ktrace's eBPF backend runs them).
 			needs := map[string][]string{}
 			for _, line := range args {
-				if n := reportNeeds(cmd.ErrOrStderr(), s.w.reg.Model(), line); len(n) > 0 {
+				if n := reportNeeds(cmd.ErrOrStderr(), s.Reg.Model(), line); len(n) > 0 {
 					needs[line] = n
 				}
+			}
+			if added == nil {
+				added = []string{}
 			}
 			if g.output == "json" {
 				return writeJSON(cmd.OutOrStdout(), struct {
@@ -262,30 +159,21 @@ Either every removal succeeds or the session is left unchanged.`,
 			if err != nil {
 				return err
 			}
-			defer s.release()
-			for _, name := range args {
-				target := name
-				if !strings.Contains(name, "/") {
-					ev, err := s.find(name)
-					if err != nil {
-						return failf(exitRejected, "rm: %w", err)
-					}
-					target = ev.Group + "/" + ev.Name
-				}
-				res := s.w.writeLine(tracefs.DynamicEvents, "-:"+target)
-				switch res.errno {
-				case 0:
-				case syscall.ENOENT:
-					return failf(exitRejected, "rm %s: no such event; nothing removed", name)
-				case syscall.EBUSY:
-					return failf(exitRejected, "rm %s: event is enabled (EBUSY); disable it first; nothing removed", name)
-				default:
-					return failf(exitRejected, "rm %s: %s (%s); nothing removed", name, grammar.Strerror(res.errno), grammar.ErrnoName(res.errno))
-				}
+			defer s.Close()
+			if err := s.Remove(args); err != nil {
+				return &exitError{code: exitRejected, err: err}
 			}
-			return s.save()
+			return saveSession(s)
 		},
 	}
+}
+
+// saveSession saves a session opened for update.
+func saveSession(s *loadedSession) error {
+	if err := s.Save(); err != nil {
+		return failf(exitRejected, "%w", err)
+	}
+	return nil
 }
 
 // lsEvent is one event in `ktrace ls --output json`.
@@ -317,7 +205,7 @@ name, id, kind, enabled and their probe lines.`,
 			out := cmd.OutOrStdout()
 			if g.output == "json" {
 				list := []lsEvent{}
-				for _, ev := range s.w.reg.Events() {
+				for _, ev := range s.Reg.Events() {
 					e := lsEvent{Group: ev.Group, Name: ev.Name, ID: ev.ID, Kind: ev.Kind.String(), Enabled: ev.Enabled, Probes: []string{}}
 					for _, p := range ev.Probes {
 						e.Probes = append(e.Probes, p.Line)
@@ -326,29 +214,12 @@ name, id, kind, enabled and their probe lines.`,
 				}
 				return writeJSON(out, list)
 			}
-			enabled := map[string]bool{}
-			for _, ev := range s.w.reg.Events() {
-				if ev.Enabled {
-					enabled[ev.Group+"/"+ev.Name] = true
-				}
-			}
-			for _, l := range splitLines(s.w.reg.Readback(events.DynamicEvents)) {
-				if enabled[readbackName(l)] {
-					l += "  # enabled"
-				}
+			for _, l := range session.Listed(s.Reg) {
 				fmt.Fprintln(out, l)
 			}
 			return nil
 		},
 	}
-}
-
-// readbackName extracts GROUP/EVENT from a readback line
-// ("p:kprobes/ev sym ..." -> "kprobes/ev").
-func readbackName(line string) string {
-	head, _, _ := strings.Cut(line, " ")
-	_, name, _ := strings.Cut(head, ":")
-	return name
 }
 
 func writeJSON(out io.Writer, v any) error {
@@ -376,7 +247,7 @@ func newFormatCmd(g *globals) *cobra.Command {
 			formats := map[string]string{}
 			var order []string
 			for _, name := range args {
-				ev, err := s.find(name)
+				ev, err := session.Find(s.Reg, name)
 				if err != nil {
 					return failf(exitRejected, "format: %w", err)
 				}
@@ -414,17 +285,11 @@ records nothing in trace.`,
 			if err != nil {
 				return err
 			}
-			defer s.release()
-			for _, name := range args {
-				ev, err := s.find(name)
-				if err != nil {
-					return failf(exitRejected, "%s: %w", verb, err)
-				}
-				if err := s.w.reg.SetEnabled(ev, on); err != nil {
-					return failf(exitRejected, "%s %s: %w", verb, name, err)
-				}
+			defer s.Close()
+			if err := s.SetEnabled(args, on); err != nil {
+				return &exitError{code: exitRejected, err: err}
 			}
-			return s.save()
+			return saveSession(s)
 		},
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ktrace-dev/ktrace/session"
 )
 
 // ktraceProc is `ktrace ARGS` as its own process: the test binary, which
@@ -71,7 +73,8 @@ func sessionEvents(t *testing.T, session string) []string {
 		if l == "" {
 			continue
 		}
-		name := readbackName(l)
+		head, _, _ := strings.Cut(l, " ")
+		_, name, _ := strings.Cut(head, ":")
 		if strings.HasSuffix(l, "# enabled") {
 			name += " enabled"
 		}
@@ -241,9 +244,9 @@ func TestSessionLockBusy(t *testing.T) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	old := sessionLockWait
-	sessionLockWait = 200 * time.Millisecond
-	defer func() { sessionLockWait = old }()
+	old := session.LockWait
+	session.LockWait = 200 * time.Millisecond
+	defer func() { session.LockWait = old }()
 	var stdout, stderr strings.Builder
 	code := run([]string{"--kernel", "embedded", "--session", s, "add", "p:ev vfs_read"}, strings.NewReader(""), &stdout, &stderr)
 	if code != exitRejected || !strings.Contains(stderr.String(), "is in use: another ktrace has held "+s+".lock") {

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/session"
+	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
 // useSession makes `ktrace sh` and `ktrace mount` work on the session
@@ -20,17 +21,16 @@ func (g *globals) useSession(e *env, w *world) (save func() error, err error) {
 	if g.session == "" {
 		return func() error { return nil }, nil
 	}
-	p := g.session
-	unlock, err := lockSession(p)
-	if err != nil {
-		return nil, err
+	define := func(line string) error {
+		h, err := w.fs.Open(tracefs.DynamicEvents.String(), os.O_WRONLY|os.O_APPEND)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		_, err = h.Write([]byte(line + "\n"))
+		return err
 	}
-	data, err := os.ReadFile(p)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		unlock()
-		return nil, failf(exitRejected, "read session: %w", err)
-	}
-	err = replaySession(e, w, p, data, func(ev *events.Event) error {
+	enable := func(ev *events.Event) error {
 		h, err := w.fs.Open("events/"+ev.Group+"/"+ev.Name+"/enable", os.O_WRONLY|os.O_TRUNC)
 		if err != nil {
 			return fmt.Errorf("open enable: %w", err)
@@ -40,14 +40,16 @@ func (g *globals) useSession(e *env, w *world) (save func() error, err error) {
 			return fmt.Errorf("write enable: %w", err)
 		}
 		return nil
-	})
-	if err != nil {
-		unlock()
-		return nil, err
 	}
-	s := &loadedSession{path: p, env: e, w: w, unlock: unlock}
+	st, err := session.OpenForUpdate(g.session, w.reg, session.Replayer{Define: define, Enable: enable})
+	if err != nil {
+		return nil, failf(exitRejected, "%w", err)
+	}
 	return func() error {
-		defer s.release()
-		return s.save()
+		defer st.Close()
+		if err := st.Save(); err != nil {
+			return failf(exitRejected, "%w", err)
+		}
+		return nil
 	}, nil
 }
