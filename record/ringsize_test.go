@@ -1,4 +1,4 @@
-package main
+package record
 
 import "testing"
 
@@ -19,9 +19,9 @@ func TestParseRingSize(t *testing.T) {
 		{"x", 0, false},
 		{"-8M", 0, false},
 	} {
-		got, err := parseRingSize(tc.in)
+		got, err := ParseRingSize(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("parseRingSize(%q) = %d, %v; want %d (ok %v)", tc.in, got, err, tc.want, tc.ok)
+			t.Errorf("ParseRingSize(%q) = %d, %v; want %d (ok %v)", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 }
