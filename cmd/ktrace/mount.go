@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
-	"os/user"
-	"strconv"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fusefs"
@@ -81,13 +76,9 @@ wait for it.`,
 			if err != nil {
 				return err
 			}
-			if daemon && os.Getenv(daemonEnv) != "1" {
+			daemonCopy := fusefs.IsDaemon()
+			if daemon && !daemonCopy {
 				return startDaemon(cmd, dir)
-			}
-			if os.Getenv(daemonEnv) == "1" {
-				// Programs the server runs (fusermount) must not hold
-				// the parent's pipe open.
-				syscall.CloseOnExec(daemonReadyFD)
 			}
 			e, err := g.loadEnv("kernel")
 			if err != nil {
@@ -131,49 +122,32 @@ wait for it.`,
 				return failf(code, "mount: %w", err)
 			}
 			fmt.Fprintln(stderr, note)
-			if acc.grantsOthers() {
+			if acc.opts.GrantsOthers(acc.root) {
 				switch {
 				case !allowOther:
 					fmt.Fprintln(stderr, "ktrace: note: without --allow-other only the invoking user can reach the mount; --uid and --mode grant others nothing")
 				case live:
-					for _, l := range liveAccessWarnings(w, acc) {
+					for _, l := range tracefs.AccessWarnings(w.fs, acc.root) {
 						fmt.Fprintln(stderr, "ktrace: warning: this mount attaches probes to the running kernel: "+l)
 					}
 				}
 			}
 			fmt.Fprintf(stderr, "ktrace: tracefs (%s) mounted on %s; SIGINT or SIGTERM unmounts\n", e.dialect.Name, dir)
-			if os.Getenv(daemonEnv) == "1" {
+			if daemonCopy {
 				// fusefs.Mount returned once the kernel answered a
 				// lookup in this mount: tell the waiting parent.
-				reportReady()
+				fusefs.ReportReady()
 			}
-			done := make(chan struct{})
-			go func() { srv.Wait(); close(done) }()
-			select {
-			case <-sigs:
-			case <-done:
-				// Unmounted from outside (umount, fusermount -u).
-			}
-			// End the trace_pipe reads waiting in the mount first: a
-			// reader blocked in it would keep it busy.
-			w.fs.Shutdown()
 			var saveErr error
-			srv.Locked(func() {
+			err = srv.ServeUntil(sigs, func() {
 				saved, saveErr = true, save()
 				detachAll(w)
 			})
 			if saveErr != nil {
 				fmt.Fprintf(stderr, "ktrace: %v\n", saveErr)
 			}
-			if err := srv.Unmount(); err != nil {
+			if err != nil {
 				return failf(exitRejected, "mount: %w", err)
-			}
-			// After a lazy unmount (DIR was busy) the kernel keeps the
-			// connection until its last user goes; do not wait for that:
-			// exiting closes it, and the users get ENOTCONN.
-			select {
-			case <-done:
-			case <-time.After(2 * time.Second):
 			}
 			return nil
 		},
@@ -191,89 +165,18 @@ wait for it.`,
 // in for root.
 func parseMountAccess(cmd *cobra.Command, uid, gid, mode string) (*mountAccess, error) {
 	acc := &mountAccess{root: tracefs.Owner{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}}
-	fl := cmd.Flags()
-	if fl.Changed("uid") {
-		v, err := lookupID(uid, func(name string) (string, error) {
-			u, err := user.Lookup(name)
-			if err != nil {
-				return "", err
-			}
-			return u.Uid, nil
-		})
-		if err != nil {
-			return nil, failf(exitUsage, "mount: --uid %s: %w", uid, err)
+	given := func(name, v string) *string {
+		if cmd.Flags().Changed(name) {
+			return &v
 		}
-		acc.opts.UID = &v
+		return nil
 	}
-	if fl.Changed("gid") {
-		v, err := lookupID(gid, func(name string) (string, error) {
-			g, err := user.LookupGroup(name)
-			if err != nil {
-				return "", err
-			}
-			return g.Gid, nil
-		})
-		if err != nil {
-			return nil, failf(exitUsage, "mount: --gid %s: %w", gid, err)
-		}
-		acc.opts.GID = &v
-	}
-	if fl.Changed("mode") {
-		v, err := strconv.ParseUint(mode, 8, 32)
-		if err != nil || v > 0o7777 {
-			return nil, failf(exitUsage, "mount: --mode %s: not an octal mode of at most 07777", mode)
-		}
-		m := uint32(v)
-		acc.opts.Mode = &m
-	}
-	return acc, nil
-}
-
-// lookupID parses a numeric id or looks a name up. (uid_t)-1 is no id.
-func lookupID(s string, lookup func(string) (string, error)) (uint32, error) {
-	if s == "" {
-		return 0, errors.New("empty")
-	}
-	if s[0] < '0' || s[0] > '9' {
-		id, err := lookup(s)
-		if err != nil {
-			return 0, err
-		}
-		s = id
-	}
-	v, err := strconv.ParseUint(s, 10, 32)
-	if err != nil || v == 1<<32-1 {
-		return 0, fmt.Errorf("not an id or a known name")
-	}
-	return uint32(v), nil
-}
-
-// grantsOthers reports whether the options give a user other than the
-// invoking one access: another owner, or group or other bits on the root
-// directory.
-func (a *mountAccess) grantsOthers() bool {
-	return (a.opts.UID != nil && *a.opts.UID != a.root.UID) || (a.opts.Mode != nil && *a.opts.Mode&0o077 != 0)
-}
-
-// liveAccessWarnings says who besides the invoking user can define and
-// enable probes on the mount (the owner of kprobe_events, if another user)
-// and who can read what they record (the group, when the root directory
-// lets it in).
-func liveAccessWarnings(w *world, acc *mountAccess) []string {
-	var out []string
-	if fi, err := w.fs.Stat("kprobe_events"); err == nil {
-		if o, ok := fi.Sys().(tracefs.Owner); ok && o.UID != acc.root.UID {
-			out = append(out, fmt.Sprintf("uid %d can define and enable them", o.UID))
-		}
-	}
-	root, err := w.fs.Stat(".")
+	opts, err := tracefs.ParseMountOptions(given("uid", uid), given("gid", gid), given("mode", mode))
 	if err != nil {
-		return out
+		return nil, failf(exitUsage, "mount: --%w", err)
 	}
-	if o, ok := root.Sys().(tracefs.Owner); ok && root.Mode().Perm()&0o050 == 0o050 {
-		out = append(out, fmt.Sprintf("group %d can read what they record (trace, trace_pipe) and the definitions", o.GID))
-	}
-	return out
+	acc.opts = opts
+	return acc, nil
 }
 
 // detachAll disables (through the backend, which detaches attached
@@ -290,113 +193,23 @@ func detachAll(w *world) {
 	w.reg.Truncate(events.DynamicEvents)
 }
 
-// daemonEnv marks the background copy of `ktrace mount --daemon`.
-const daemonEnv = "KTRACE_MOUNT_DAEMON"
-
-// daemonReadyFD is the descriptor on which the background copy reports
-// that its mount answers: the write end of a pipe from startDaemon.
-const daemonReadyFD = 3
-
-// daemonReady is the line the background copy writes on daemonReadyFD.
-const daemonReady = "ready"
-
-// reportReady tells startDaemon that the mount is up.
-func reportReady() {
-	f := os.NewFile(daemonReadyFD, "ready")
-	if f == nil {
-		return
-	}
-	fmt.Fprintln(f, daemonReady)
-	f.Close()
-}
-
-// startDaemon runs this `ktrace mount` again in a new session, with its
-// output in a temporary log, and returns once that server reports its own
-// mount of dir answering (printing the log so far on stderr and the
-// server's pid on stdout), or once the server has failed (printing its log
-// and exiting with its status). A mount already on dir, dead or alive,
-// does not count: the server clears a dead one and refuses to stack on a
-// live one.
+// startDaemon runs this `ktrace mount` again in the background
+// (fusefs.StartDaemon) and prints the server's pid once its mount answers.
 func startDaemon(cmd *cobra.Command, dir string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return failf(exitRejected, "mount: --daemon: %w", err)
-	}
 	var args []string
 	for _, a := range os.Args[1:] {
 		if a != "--daemon" && a != "--daemon=true" {
 			args = append(args, a)
 		}
 	}
-	log, err := os.CreateTemp("", "ktrace-mount-*.log")
+	pid, err := fusefs.StartDaemon(args, dir, cmd.ErrOrStderr())
 	if err != nil {
-		return failf(exitRejected, "mount: --daemon: %w", err)
-	}
-	defer os.Remove(log.Name())
-	defer log.Close()
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		return failf(exitRejected, "mount: --daemon: %w", err)
-	}
-	defer readyR.Close()
-	child := exec.Command(exe, args...)
-	child.Env = append(os.Environ(), daemonEnv+"=1")
-	child.Stdout, child.Stderr = log, log
-	child.ExtraFiles = []*os.File{readyW} // daemonReadyFD
-	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = child.Start()
-	readyW.Close()
-	if err != nil {
-		return failf(exitRejected, "mount: --daemon: %w", err)
-	}
-	// The pipe ends with "ready" when the mount answers, or with nothing
-	// when the server exits (or closes it) first.
-	ready := make(chan bool, 1)
-	go func() {
-		line, _ := bufio.NewReader(readyR).ReadString('\n')
-		ready <- strings.TrimSpace(line) == daemonReady
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	failed := func(err error) error {
-		out, _ := os.ReadFile(log.Name())
-		cmd.ErrOrStderr().Write(out)
 		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		if errors.Is(err, fusefs.ErrServerExited) && errors.As(err, &ee) && ee.ExitCode() > 0 {
 			return &exitError{code: ee.ExitCode(), quiet: true}
 		}
-		return failf(exitRejected, "mount: --daemon: the server ended before mounting %s (%v)", dir, err)
+		return failf(exitRejected, "mount: --daemon: %w", err)
 	}
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case ok := <-ready:
-			if ok {
-				// What the server said while mounting (the backend,
-				// warnings) goes to the caller's stderr.
-				if out, err := os.ReadFile(log.Name()); err == nil {
-					cmd.ErrOrStderr().Write(out)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%d\n", child.Process.Pid)
-				return nil
-			}
-			// Not ready: the server is ending; its status says why.
-			select {
-			case err := <-exited:
-				return failed(err)
-			case <-timeout:
-				child.Process.Signal(syscall.SIGTERM)
-				return failf(exitRejected, "mount: --daemon: the server gave up on %s without exiting", dir)
-			}
-		case err := <-exited:
-			// The ready line may still be in the pipe.
-			if <-ready {
-				return failf(exitRejected, "mount: --daemon: the server mounted %s and then exited: %v", dir, err)
-			}
-			return failed(err)
-		case <-timeout:
-			child.Process.Signal(syscall.SIGTERM)
-			return failf(exitRejected, "mount: --daemon: %s not mounted after 30s", dir)
-		}
-	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%d\n", pid)
+	return nil
 }
