@@ -103,6 +103,24 @@ type Dialect struct {
 	// them, measured by booting it (6.1: 1392, 6.12: 1554).
 	FirstEventID int
 
+	// FilterFunction: event filters take ".function" on an address field
+	// ("ip.function == vfs_read"). 6.12: yes; 6.1: no (the '.' is
+	// INVALID_OP).
+	FilterFunction bool
+	// FilterCPUs: event filters take CPUS{list} values, and
+	// "__data_loc cpumask_t" fields are cpumasks. 6.12: yes; 6.1: no
+	// ("CPUS{0}" is INVALID_VALUE).
+	FilterCPUs bool
+	// FilterStacktrace: "stacktrace" and "STACKTRACE" are generic fields.
+	// 6.12: yes; 6.1: no (FIELD_NOT_FOUND).
+	FilterStacktrace bool
+	// FilterDanglingOp: a filter whose last operator ("&&", "||", and any
+	// "!" after it) has no predicate after it is INVALID_FILTER ("Meaningless
+	// filter expression") at its end. 6.1: yes; 6.12: no, the operator is
+	// ignored (unless it leaves an "||" unresolved: "a || b &&" fails with
+	// EINVAL and no error code).
+	FilterDanglingOp bool
+
 	// messages overrides the newest upstream message text of a code.
 	messages map[Code]string
 }
@@ -141,6 +159,7 @@ var dialects = []*Dialect{
 		RetprobeEntryFirst: true,
 		MonotonicEventIDs:  true,
 		FirstEventID:       1392,
+		FilterDanglingOp:   true,
 		messages: map[Code]string{
 			ErrBadMaxactType: "Maxactive is not for kprobe",
 			ErrFileOnKprobe:  "File offset is not available with kprobe",
@@ -166,6 +185,9 @@ var dialects = []*Dialect{
 		UnknownSymbolErrno: syscall.EINVAL,
 		NonUniqSymbolErrno: syscall.EINVAL,
 		FirstEventID:       1554,
+		FilterFunction:     true,
+		FilterCPUs:         true,
+		FilterStacktrace:   true,
 		messages: map[Code]string{
 			ErrBadVar:       "Invalid $-valiable specified",
 			ErrFileOnKprobe: "File offset is not available with kprobe",

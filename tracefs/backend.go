@@ -37,9 +37,6 @@ type EventInfo struct {
 	// events). kprobe_profile has one line per probe point.
 	Probes       int
 	Hits, Misses uint64
-	// Fields are the event's own fields (probe ip or func/ret_ip, then the
-	// arguments), for checking filters; the common ones are implied.
-	Fields []Field
 }
 
 // Backend is the model of the probe events behind the control files. ktrace

@@ -135,6 +135,11 @@ func (h *File) ReadContext(ctx context.Context, p []byte) (int, error) {
 	if h.off >= int64(len(h.buf)) {
 		return 0, io.EOF
 	}
+	if h.off > 0 && (h.n.kind == nEvFilter || h.n.kind == nGroupFilter) {
+		// The kernel's filter files answer only a read at offset 0: a
+		// reader with a buffer shorter than the text gets its first part.
+		return 0, io.EOF
+	}
 	n := copy(p, h.buf[h.off:])
 	h.off += int64(n)
 	return n, nil
@@ -342,46 +347,6 @@ func (f *FS) setEnabled(n node, on bool) error {
 	return first
 }
 
-// writeFilter sets an event filter, or for a group filter the filter of
-// every event in the group. The expression is kept as written minus
-// trailing whitespace and read back; "0" clears. A filter naming an unknown
-// field or malformed in the ways checkFilter knows fails with EINVAL, adds
-// an error_log entry and leaves the error in the filter file, as the kernel
-// does. A group write skips the events the filter does not fit and always
-// succeeds (the group file keeps showing only its header). With no backend
-// nothing is filtered.
-func (f *FS) writeFilter(n node, p []byte) (int, error) {
-	text := strings.TrimRight(string(p), " \t\n\r\v\f")
-	clear := strings.TrimSpace(text) == "0" || strings.TrimSpace(text) == ""
-	evs := f.b.Events()
-	var failed *filterError
-	f.mu.Lock()
-	for _, e := range evs {
-		if e.Group != n.group || (n.kind == nEvFilter && e.Name != n.event) {
-			continue
-		}
-		k := eventKey{e.Group, e.Name, e.ID}
-		if clear {
-			delete(f.filters, k)
-			continue
-		}
-		if fe := checkFilter(text, e.Fields); fe != nil {
-			if n.kind == nEvFilter {
-				f.filters[k] = filterErrorText(text, fe)
-				failed = fe
-			}
-			continue
-		}
-		f.filters[k] = text + "\n"
-	}
-	f.mu.Unlock()
-	if failed != nil {
-		f.logErrors([]LogEntry{{Subsys: filterSubsys, Msg: failed.msg, Cmd: text, Pos: failed.pos}})
-		return 0, syscall.EINVAL
-	}
-	return len(p), nil
-}
-
 // parseUlong parses a write the way kstrtoul_from_user(.., 10, ..) does:
 // optional '+', decimal digits, one optional trailing newline, nothing
 // else (no leading blanks, no 0x).
@@ -453,8 +418,8 @@ func (f *FS) content(n node) string {
 	case nEvFilter:
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if s, ok := f.filters[eventKey{e.Group, e.Name, e.ID}]; ok {
-			return s
+		if ef, ok := f.filters[eventKey{e.Group, e.Name, e.ID}]; ok {
+			return ef.text
 		}
 		return "none\n"
 	case nEvFormat:

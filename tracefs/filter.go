@@ -1,159 +1,163 @@
 package tracefs
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/filter"
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
 )
 
-// Event filter checking. ktrace has no filter engine; it checks what makes
-// the kernel reject the commonest mistakes in a filter written to
-// events/GROUP/EVENT/filter, with the kernel's messages and carets (seen on
-// 6.1.192 and 6.12.95):
-//
-//   - an unknown field name: "Field not found", caret one past the name;
-//   - a field not followed by a comparison: "Invalid operator", caret where
-//     the operator should be;
-//   - a missing value, or a non-number compared with a numeric field:
-//     "Invalid value (did you forget quotes)?", caret at the end of the
-//     value.
-//
-// Anything else is accepted as written (e.g. 6.1 also rejects a trailing
-// "&&", which is not checked here).
+// Event filters (events/GROUP/EVENT/filter and events/GROUP/filter): the
+// filter package parses them against the event's format exactly as the
+// kernel of the FS's release does; this file keeps each event's filter and
+// gives the files the kernel's texts.
 
-// filterSubsys is the error_log subsystem of filter errors.
-const filterSubsys = "event filter parse error"
+// maxFilterWrite is PAGE_SIZE: a filter write of this many bytes or more
+// fails with EINVAL before anything is parsed.
+const maxFilterWrite = 4096
 
-const (
-	msgFieldNotFound = "Field not found"
-	msgInvalidOp     = "Invalid operator"
-	msgInvalidValue  = "Invalid value (did you forget quotes)?"
-)
-
-// Field is one field of an event as filters see it.
-type Field struct {
-	Name   string
-	String bool // a string field (compared with quoted strings or globs)
+// eventFilter is the filter state of one event.
+type eventFilter struct {
+	text     string         // the filter file's content
+	compiled *filter.Filter // nil when the last write failed
 }
 
-// genericFields are the fields every event has: the common header, and the
-// cpu/comm pseudo fields.
-var genericFields = []Field{
-	{"common_type", false}, {"common_flags", false}, {"common_preempt_count", false},
-	{"common_pid", false}, {"cpu", false}, {"CPU", false}, {"common_cpu", false},
-	{"comm", true}, {"COMM", true}, {"common_comm", true},
-}
-
-type filterError struct {
-	msg string
-	pos int
-}
-
-func isFieldByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-func isBlank(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
-}
-
-func lookupField(fields []Field, name string) (Field, bool) {
-	for _, f := range genericFields {
-		if f.Name == name {
-			return f, true
+// Filter returns the filter set on an event (nil when none, or when the
+// last write failed: the kernel then filters nothing).
+func (f *FS) Filter(group, name string) *filter.Filter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, ef := range f.filters {
+		if k.group == group && k.name == name {
+			return ef.compiled
 		}
 	}
-	for _, f := range fields {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Field{}, false
+	return nil
 }
 
-// checkFilter returns the first error the kernel would report for expr on
-// an event with the given fields, or nil.
-func checkFilter(expr string, fields []Field) *filterError {
-	s := expr
+// SymbolSource is implemented by backends that can resolve kernel
+// functions for ".function" filters.
+type SymbolSource interface {
+	FilterSymbols() filter.Symbols
+}
+
+// FilterSymbols resolves ".function" values with the registry's kernel
+// model.
+func (b *RegistryBackend) FilterSymbols() filter.Symbols {
+	if m := b.R.Model(); m != nil {
+		return modelSymbols{m}
+	}
+	return nil
+}
+
+// modelSymbols is kallsyms_lookup_name and kallsyms_lookup_size_offset
+// over a kernel model.
+type modelSymbols struct{ m *kernel.Model }
+
+func (s modelSymbols) Lookup(name string) (uint64, bool) {
+	syms := s.m.AllSymbols(name)
+	if len(syms) == 0 {
+		return 0, false
+	}
+	return syms[0].Addr, true
+}
+
+func (s modelSymbols) Extent(addr uint64) (uint64, uint64, bool) {
+	sym, ok := s.m.SymbolAt(addr)
+	if !ok {
+		return 0, 0, false
+	}
+	return sym.Addr, sym.Size, true
+}
+
+// dialect is the difference-table row of the FS's release.
+func (f *FS) dialect() *grammar.Dialect {
+	for _, d := range grammar.Dialects() {
+		if d.Name == f.texts.name {
+			return d
+		}
+	}
+	return grammar.Latest
+}
+
+// filterEnv is the parsing environment of the FS's kernel.
+func (f *FS) filterEnv() *filter.Env {
+	env := &filter.Env{Dialect: f.dialect(), CPUs: f.cpus}
+	if s, ok := f.b.(SymbolSource); ok {
+		env.Symbols = s.FilterSymbols()
+	}
+	return env
+}
+
+// compileFilter parses expr for the event group/name from its format.
+func (f *FS) compileFilter(group, name, expr string, env *filter.Env) (*filter.Filter, *filter.Error) {
+	format, ok := f.b.Format(group, name)
+	if !ok {
+		return nil, &filter.Error{Errno: syscall.ENODEV}
+	}
+	ev, err := filter.FieldsFromFormat(format, env.Dialect.FilterCPUs)
+	if err != nil {
+		return nil, &filter.Error{Errno: syscall.EINVAL}
+	}
+	return filter.Parse(expr, ev, env)
+}
+
+// writeFilter is a write to an event's or a group's filter file. The
+// whole write is one expression, trailing whitespace cut, leading kept;
+// "0" (blanks around it allowed) removes the filter. An event's filter is
+// replaced even when the new one fails: the event is then unfiltered, its
+// file shows the error and error_log gets an entry, and the write fails
+// with the kernel's errno. A group write applies the expression to each
+// event of the group; the events it does not fit get the error "Couldn't
+// find or set field in one of a subsystem's events" (one error_log entry
+// each), and the write succeeds.
+func (f *FS) writeFilter(n node, p []byte) (int, error) {
+	if len(p) >= maxFilterWrite {
+		return 0, syscall.EINVAL
+	}
+	text := filter.StripEnds(string(p))
+	clear := filter.StripEnds(trimLeft(text)) == "0"
+	env := f.filterEnv()
+	var logs []LogEntry
+	var failed *filter.Error
+	for _, e := range f.b.Events() {
+		if e.Group != n.group || (n.kind == nEvFilter && e.Name != n.event) {
+			continue
+		}
+		k := eventKey{e.Group, e.Name, e.ID}
+		if clear {
+			f.mu.Lock()
+			delete(f.filters, k)
+			f.mu.Unlock()
+			continue
+		}
+		flt, err := f.compileFilter(e.Group, e.Name, text, env)
+		ef := &eventFilter{text: text + "\n", compiled: flt}
+		if err != nil {
+			if n.kind == nGroupFilter {
+				err = &filter.Error{Code: grammar.FiltBadSubsysFilter, Pos: 0, Errno: err.Errno}
+			}
+			ef.text = err.Text(text) + "\n"
+			logs = append(logs, LogEntry{Subsys: grammar.FilterSubsys, Msg: err.Message(), Cmd: text, Pos: err.LogPos()})
+			failed = err
+		}
+		f.mu.Lock()
+		f.filters[k] = ef
+		f.mu.Unlock()
+	}
+	f.logErrors(logs)
+	if failed != nil && n.kind == nEvFilter {
+		return 0, failed.Errno
+	}
+	return len(p), nil
+}
+
+// trimLeft drops leading whitespace as the kernel's strstrip does.
+func trimLeft(s string) string {
 	i := 0
-	skip := func() {
-		for i < len(s) && isBlank(s[i]) {
-			i++
-		}
+	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
+		i++
 	}
-	for {
-		skip()
-		if i >= len(s) {
-			return nil
-		}
-		switch {
-		case s[i] == '(' || s[i] == ')' || s[i] == '!':
-			i++
-			continue
-		case strings.HasPrefix(s[i:], "&&") || strings.HasPrefix(s[i:], "||"):
-			i += 2
-			continue
-		case !isFieldByte(s[i]):
-			// Not a predicate ktrace understands; accept the rest.
-			return nil
-		}
-		start := i
-		for i < len(s) && isFieldByte(s[i]) {
-			i++
-		}
-		name, end := s[start:i], i
-		f, ok := lookupField(fields, name)
-		if !ok {
-			return &filterError{msgFieldNotFound, end + 1}
-		}
-		skip()
-		op := ""
-		for _, o := range []string{"==", "!=", "<=", ">=", "<", ">", "&", "~"} {
-			if strings.HasPrefix(s[i:], o) {
-				op = o
-				break
-			}
-		}
-		if op == "" {
-			return &filterError{msgInvalidOp, i}
-		}
-		i += len(op)
-		skip()
-		if i < len(s) && (s[i] == '"' || s[i] == '\'') {
-			q := s[i]
-			j := strings.IndexByte(s[i+1:], q)
-			if j < 0 {
-				return nil
-			}
-			i += j + 2
-			continue
-		}
-		vstart := i
-		for i < len(s) && !isBlank(s[i]) && s[i] != ')' && s[i] != '&' && s[i] != '|' {
-			i++
-		}
-		val := s[vstart:i]
-		if val == "" {
-			return &filterError{msgInvalidValue, i}
-		}
-		if !f.String && !isNumber(val) {
-			return &filterError{msgInvalidValue, i}
-		}
-	}
-}
-
-// isNumber reports whether v parses as kstrtoll/kstrtoull with base 0
-// would take it.
-func isNumber(v string) bool {
-	if _, err := strconv.ParseInt(v, 0, 64); err == nil {
-		return true
-	}
-	_, err := strconv.ParseUint(v, 0, 64)
-	return err == nil
-}
-
-// filterErrorText is what the event's filter file shows after a rejected
-// filter: the filter, a caret line and the message.
-func filterErrorText(expr string, e *filterError) string {
-	return fmt.Sprintf("%s\n%s^\nparse_error: %s\n\n", expr, strings.Repeat(" ", e.pos), e.msg)
+	return s[i:]
 }

@@ -53,7 +53,7 @@ type FS struct {
 	errlog    []logRecord
 	logged    uint64
 	tracingOn bool
-	filters   map[eventKey]string // filter file content
+	filters   map[eventKey]*eventFilter
 	ring      traceRing
 	// cond wakes trace_pipe readers (on f.mu) when an entry is recorded or
 	// the enabled events change; gen counts the changes.
@@ -82,7 +82,7 @@ func New(b Backend, opts Options) *FS {
 		clock:     opts.Clock,
 		created:   time.Now(),
 		tracingOn: true,
-		filters:   map[eventKey]string{},
+		filters:   map[eventKey]*eventFilter{},
 
 		pipeBlocks: opts.PipeBlocks,
 		root:       opts.Root,

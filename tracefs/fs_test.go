@@ -19,7 +19,17 @@ type fakeBackend struct {
 	evs    []EventInfo
 	reject *WriteError
 	nextID int
+	// fields are format-file field lines per event name (after the common
+	// ones); an event without an entry has __probe_ip only.
+	fields map[string]string
 }
+
+// fakeCommon is the common head of every format file.
+const fakeCommon = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" +
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" +
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" +
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+
 
 func (b *fakeBackend) Write(f ControlFile, data []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
@@ -39,8 +49,7 @@ func (b *fakeBackend) Write(f ControlFile, data []byte) (int, error) {
 		case strings.Contains(line, "/") && !strings.Contains(line, " "):
 			g, n, _ := strings.Cut(line, "/")
 			b.nextID++
-			b.evs = append(b.evs, EventInfo{Group: g, Name: n, ID: 1553 + b.nextID, Kprobe: true, Probes: 1,
-				Fields: []Field{{Name: "__probe_ip"}}})
+			b.evs = append(b.evs, EventInfo{Group: g, Name: n, ID: 1553 + b.nextID, Kprobe: true, Probes: 1})
 		default:
 			if b.reject != nil {
 				return 0, b.reject
@@ -74,7 +83,11 @@ func (b *fakeBackend) Events() []EventInfo { return append([]EventInfo(nil), b.e
 func (b *fakeBackend) Format(group, name string) (string, bool) {
 	for _, e := range b.evs {
 		if e.Group == group && e.Name == name {
-			return "name: " + name + "\n", true
+			fields, ok := b.fields[name]
+			if !ok {
+				fields = "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+			}
+			return "name: " + name + "\nID: 1\nformat:\n" + fakeCommon + fields + "\nprint fmt: \"\"\n", true
 		}
 	}
 	return "", false
@@ -337,7 +350,8 @@ func TestTree(t *testing.T) {
 		{"events/kprobes/myev/id", "1554\n"},
 		{"events/kprobes/myev/filter", "none\n"},
 		{"events/kprobes/myev/hist", ""},
-		{"events/kprobes/myev/format", "name: myev\n"},
+		{"events/kprobes/myev/format", "name: myev\nID: 1\nformat:\n" + fakeCommon +
+			"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n\nprint fmt: \"\"\n"},
 		{"events/kprobes/myev/trigger", triggerText},
 		{"tracing_on", "1\n"},
 		{"trace_pipe", ""},
@@ -430,10 +444,13 @@ func TestFilterWrites(t *testing.T) {
 // 'p:k1 vfs_read a=%di:u32 s=+0(%si):string' and 'r:k2 vfs_read':
 // write status, then the filter file's content.
 func TestFilterChecks(t *testing.T) {
-	k1 := []Field{{Name: "__probe_ip"}, {Name: "a"}, {Name: "s", String: true}}
-	k2 := []Field{{Name: "__probe_func"}, {Name: "__probe_ret_ip"}}
+	k1 := "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n" +
+		"\tfield:u32 a;\toffset:16;\tsize:4;\tsigned:0;\n" +
+		"\tfield:__data_loc char[] s;\toffset:20;\tsize:4;\tsigned:1;\n"
+	k2 := "\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;\n" +
+		"\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n"
 	tests := []struct {
-		fields []Field
+		fields string
 		expr   string
 		ok     bool
 		file   string
@@ -460,10 +477,9 @@ func TestFilterChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
-			b := &fakeBackend{}
+			b := &fakeBackend{fields: map[string]string{"ev": tt.fields}}
 			fsys := newTestFS(t, b)
 			writeFile(fsys, "kprobe_events", "kprobes/ev", false)
-			b.evs[0].Fields = tt.fields
 			err := writeFile(fsys, "events/kprobes/ev/filter", tt.expr, true)
 			if tt.ok != (err == nil) || (err != nil && !errors.Is(err, syscall.EINVAL)) {
 				t.Errorf("write: %v, want ok=%v", err, tt.ok)

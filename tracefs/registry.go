@@ -3,7 +3,6 @@ package tracefs
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/events"
@@ -54,7 +53,6 @@ func (b *RegistryBackend) Events() []EventInfo {
 			Probes:  len(e.Probes),
 			Hits:    e.Hits,
 			Misses:  e.Misses,
-			Fields:  eventFields(e),
 		})
 	}
 	return out
@@ -74,18 +72,4 @@ func (b *RegistryBackend) SetEnabled(group, name string, on bool) error {
 		return syscall.ENOENT
 	}
 	return b.R.SetEnabled(e, on)
-}
-
-// eventFields lists an event's own fields as its format file does.
-func eventFields(e *events.Event) []Field {
-	var out []Field
-	if e.Kind.IsReturn() {
-		out = append(out, Field{Name: "__probe_func"}, Field{Name: "__probe_ret_ip"})
-	} else {
-		out = append(out, Field{Name: "__probe_ip"})
-	}
-	for _, a := range e.Args {
-		out = append(out, Field{Name: a.Name, String: strings.Contains(a.FieldType(), "char[]")})
-	}
-	return out
 }

@@ -18,6 +18,24 @@ const (
 	DynamicEvents = "dynamic_events"
 )
 
+// IsEventFile reports whether name is a per-event or per-group file under
+// events/ that a case may write: "events/GRP/EV/filter",
+// "events/GRP/filter" or "events/GRP/EV/trigger".
+func IsEventFile(name string) bool {
+	parts := strings.Split(name, "/")
+	if len(parts) < 3 || parts[0] != "events" {
+		return false
+	}
+	last := parts[len(parts)-1]
+	switch len(parts) {
+	case 3:
+		return last == "filter"
+	case 4:
+		return last == "filter" || last == "trigger"
+	}
+	return false
+}
+
 // Entry is one corpus line as written in a corpus file.
 type Entry struct {
 	Line    string   `json:"line"`
@@ -64,13 +82,17 @@ func DefaultFile(line string) string {
 }
 
 // SetupTarget splits a setup line into the file it is written to and the
-// text written: a "dynamic_events:" or "kprobe_events:" prefix selects the
-// file, otherwise it goes to def.
+// text written: a "dynamic_events:", "kprobe_events:" or events/ file
+// prefix ("events/kprobes/f/filter:a == 1") selects the file, otherwise
+// it goes to def.
 func SetupTarget(s, def string) (file, line string) {
 	for _, f := range []string{DynamicEvents, KprobeEvents} {
 		if rest, ok := strings.CutPrefix(s, f+":"); ok {
 			return f, rest
 		}
+	}
+	if f, rest, ok := strings.Cut(s, ":"); ok && IsEventFile(f) {
+		return f, rest
 	}
 	return def, s
 }
@@ -99,7 +121,7 @@ func ReadCorpus(path string) ([]Entry, error) {
 		if err := json.Unmarshal(text, &e); err != nil {
 			return nil, fmt.Errorf("conformance: %s:%d: %w", path, n, err)
 		}
-		if e.File != "" && e.File != KprobeEvents && e.File != DynamicEvents {
+		if e.File != "" && e.File != KprobeEvents && e.File != DynamicEvents && !IsEventFile(e.File) {
 			return nil, fmt.Errorf("conformance: %s:%d: unknown file %q", path, n, e.File)
 		}
 		out = append(out, e)

@@ -49,9 +49,16 @@ func emulateCase(m *kernel.Model, d *grammar.Dialect, c *Case) (r Result) {
 		}
 	}()
 	reg := events.NewRegistry(m, d)
+	// The guest has one CPU.
+	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), tracefs.Options{Major: d.Major, Minor: d.Minor, CPUs: 1})
 	for _, s := range c.Setup {
 		file, line := SetupTarget(s, c.File)
-		_, err := reg.Write(fileOf(file), []byte(line+"\n"))
+		var err error
+		if IsEventFile(file) {
+			err = writeFS(fsys, file, line+"\n")
+		} else {
+			_, err = reg.Write(fileOf(file), []byte(line+"\n"))
+		}
 		r.SetupErrnos = append(r.SetupErrnos, ErrnoName(err))
 	}
 	var enableErrs []string
@@ -68,23 +75,53 @@ func emulateCase(m *kernel.Model, d *grammar.Dialect, c *Case) (r Result) {
 	if failed {
 		r.EnableErrs = enableErrs
 	}
-	_, err := reg.Write(fileOf(c.File), []byte(c.Line+"\n"))
-	r.OK, r.Errno = err == nil, ErrnoName(err)
-	var we *events.WriteError
-	if errors.As(err, &we) && we.Last() != nil {
-		r.Error = we.Last()
+	if IsEventFile(c.File) {
+		emulateEventFile(fsys, c, &r)
+	} else {
+		_, err := reg.Write(fileOf(c.File), []byte(c.Line+"\n"))
+		r.OK, r.Errno = err == nil, ErrnoName(err)
+		var we *events.WriteError
+		if errors.As(err, &we) && we.Last() != nil {
+			r.Error = we.Last()
+		}
+		r.Readback = Lines(reg.Readback(fileOf(c.File)))
 	}
-	r.Readback = Lines(reg.Readback(fileOf(c.File)))
 	// Formats are read through the emulated tracefs, as the guest runner
 	// reads them from the kernel's: an event whose directory the release
 	// does not make (6.1's "p:grp/enable") has no format to read.
-	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), tracefs.Options{Major: d.Major, Minor: d.Minor})
 	for _, e := range reg.Events() {
 		if b, err := fsys.ReadFile("events/" + e.Group + "/" + e.Name + "/format"); err == nil {
 			r.Formats[e.Group+"/"+e.Name] = string(b)
 		}
 	}
 	return r
+}
+
+// emulateEventFile writes a case's line to an events/ file of the
+// emulated tracefs, as the guest runner does on the kernel's.
+func emulateEventFile(fsys *tracefs.FS, c *Case, r *Result) {
+	before := len(fsys.ErrorLog())
+	err := writeFS(fsys, c.File, c.Line+"\n")
+	r.OK, r.Errno = err == nil, ErrnoName(err)
+	if logs := fsys.ErrorLog(); len(logs) > before {
+		e := logs[len(logs)-1]
+		r.Error = &e
+	}
+	if b, err := fsys.ReadFile(c.File); err == nil {
+		r.Readback = Lines(string(b))
+	}
+}
+
+// writeFS is one write(2) to a file of the emulated tracefs, as
+// `echo >>` does.
+func writeFS(fsys *tracefs.FS, name, data string) error {
+	h, err := fsys.Open(name, os.O_WRONLY|os.O_APPEND)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	_, err = h.Write([]byte(data))
+	return err
 }
 
 // loadModel opens the snapshot of kernel k and its dialect row.

@@ -137,6 +137,20 @@ func EventNames(readback []string) []string {
 	return out
 }
 
+// clearEventFile removes what a case wrote to an events/ file: a filter
+// is set to "0", triggers are removed by an O_TRUNC open.
+func (t *Tracefs) clearEventFile(name string, problem func(error)) {
+	var err error
+	if strings.HasSuffix(name, "/trigger") {
+		err = t.Truncate(name)
+	} else {
+		err = t.Append(name, []byte("0\n"))
+	}
+	if err != nil && !errors.Is(err, syscall.ENOENT) {
+		problem(err)
+	}
+}
+
 // RunCase runs one case on the tracefs: it disables every event if the
 // previous case enabled some (so clearing cannot fail with EBUSY), removes
 // every dynamic event, clears error_log, writes the setup lines and enables
@@ -193,6 +207,12 @@ func (t *Tracefs) RunCase(c *Case, disableFirst bool) Result {
 		problem(err)
 	} else {
 		r.Readback = Lines(s)
+	}
+	if IsEventFile(c.File) {
+		// Leave nothing behind for the next case: static events keep
+		// their filters and triggers across the dynamic_events clear, and
+		// a trigger keeps its event busy.
+		defer t.clearEventFile(c.File, problem)
 	}
 	dyn := r.Readback
 	if c.File != DynamicEvents {
