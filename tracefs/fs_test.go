@@ -30,7 +30,6 @@ const fakeCommon = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsig
 	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" +
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
-
 func (b *fakeBackend) Write(f ControlFile, data []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		switch {
