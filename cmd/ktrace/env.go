@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/events"
@@ -59,10 +58,8 @@ type world struct {
 	fs  *tracefs.FS
 }
 
-func (e *env) newWorld() *world { return e.newWorldFor(nil) }
-
-// newWorldFor is newWorld with a mount's ownership (nil: root's tree, as
-// `ktrace sh` and the other verbs show it).
+// newWorldFor is a world over the emulation alone, with a mount's
+// ownership (nil: root's tree, as `ktrace sh` shows it).
 func (e *env) newWorldFor(acc *mountAccess) *world {
 	reg := events.NewRegistry(e.model, e.dialect)
 	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), e.tracefsOptions(false, acc))
@@ -89,43 +86,3 @@ func (e *env) tracefsOptions(pipeBlocks bool, acc *mountAccess) tracefs.Options 
 	}
 	return o
 }
-
-// writeResult is the outcome of one write(2) to a control file.
-type writeResult struct {
-	errno syscall.Errno // 0 on success
-	logs  []events.LogEntry
-}
-
-// writeLine appends line+"\n" to the control file as one write(2), like
-// `echo LINE >> FILE`. A rejected write's error_log entries come with its
-// error (events.WriteError), as the kernel appended them.
-func (w *world) writeLine(file tracefs.ControlFile, line string) writeResult {
-	h, err := w.fs.Open(file.String(), os.O_WRONLY|os.O_APPEND)
-	if err != nil {
-		return writeResult{errno: grammar.ErrnoOf(err)}
-	}
-	defer h.Close()
-	_, err = h.Write([]byte(line + "\n"))
-	if err == nil {
-		return writeResult{}
-	}
-	res := writeResult{errno: grammar.ErrnoOf(err)}
-	var we *events.WriteError
-	if errors.As(err, &we) {
-		res.logs = we.Logs
-	}
-	return res
-}
-
-// defaultFile is the control file a line goes to when none is given: the
-// kprobe lines (and removals) to kprobe_events, everything else to
-// dynamic_events.
-func defaultFile(line string) tracefs.ControlFile {
-	if line != "" && (line[0] == 'p' || line[0] == 'r' || line[0] == '-') {
-		return tracefs.KprobeEvents
-	}
-	return tracefs.DynamicEvents
-}
-
-// parseFile maps a --file value to a control file.
-func parseFile(s string) (tracefs.ControlFile, bool) { return events.FileNamed(s) }

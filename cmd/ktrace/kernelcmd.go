@@ -33,84 +33,11 @@ when the system shows one (options it lacks are derived from kallsyms).`,
 			if err != nil {
 				return err
 			}
-			m := e.model
-			major, minor, patch := m.KernelVersion()
-			info := struct {
-				Source   string        `json:"source"`
-				Release  string        `json:"release"`
-				Version  string        `json:"version"`
-				Arch     string        `json:"arch"`
-				CPUs     int           `json:"cpus"`
-				Syntax   string        `json:"syntax"`
-				Symbols  int           `json:"symbols"`
-				BTF      bool          `json:"btf"`
-				BTFArgs  bool          `json:"btf_args"`
-				Fprobe   bool          `json:"fprobe"`
-				BTFError string        `json:"btf_error,omitempty"`
-				Image    string        `json:"image"`
-				Text     string        `json:"text"`
-				Facts    []kernel.Fact `json:"facts"`
-			}{
-				Source:  m.Source(),
-				Release: m.Release(),
-				Version: fmt.Sprintf("%d.%d.%d", major, minor, patch),
-				Arch:    m.Arch().Name,
-				CPUs:    m.CPUs(),
-				Syntax:  e.dialect.Name,
-				Symbols: m.NumSymbols(),
-				BTF:     m.BTF() != nil,
-				BTFArgs: e.dialect.BTFArgs,
-				Fprobe:  e.dialect.Fprobe,
-			}
-			if err := m.BTFError(); err != nil {
-				info.BTFError = err.Error()
-			}
-			// Asking for the text opens the running kernel's text
-			// reader, so its fact is among the facts below.
-			info.Text = "none (instruction boundaries and ENDBR64 not checked)"
-			if m.TextKnown() {
-				info.Text = "yes"
-			}
-			switch {
-			case m.HasImage():
-				info.Image = "yes"
-			case m.Source() == "embedded":
-				info.Image = "no (a text table computed from the 6.12.95 image stands in for it)"
-			case m.Source() == "host":
-				info.Image = "no (the running kernel's text stands in for it where readable)"
-			default:
-				info.Image = "no (the snapshot has no vmlinuz)"
-			}
-			info.Facts = m.Facts()
-			if why := catalog.NoKprobes(m); why != "" && m.Source() == "host" {
-				for i, f := range info.Facts {
-					if f.Name == "kprobe blacklist" {
-						info.Facts[i].Source = "none: " + why
-					}
-				}
-			}
+			info := e.model.Info(e.dialect, catalog.NoKprobes(e.model))
 			if g.output == "json" {
 				return writeJSON(cmd.OutOrStdout(), info)
 			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "source:   %s\n", info.Source)
-			fmt.Fprintf(out, "release:  %s\n", info.Release)
-			fmt.Fprintf(out, "version:  %s\n", info.Version)
-			fmt.Fprintf(out, "arch:     %s\n", info.Arch)
-			fmt.Fprintf(out, "cpus:     %d\n", info.CPUs)
-			fmt.Fprintf(out, "syntax:   %s (BTF args %v, fprobe %v)\n", info.Syntax, info.BTFArgs, info.Fprobe)
-			fmt.Fprintf(out, "symbols:  %d\n", info.Symbols)
-			if info.BTF {
-				fmt.Fprintf(out, "btf:      yes\n")
-			} else {
-				fmt.Fprintf(out, "btf:      no (%s)\n", info.BTFError)
-			}
-			fmt.Fprintf(out, "image:    %s\n", info.Image)
-			fmt.Fprintf(out, "text:     %s\n", info.Text)
-			fmt.Fprintf(out, "facts:\n")
-			for _, f := range info.Facts {
-				fmt.Fprintf(out, "  %-22s %-14s %s\n", f.Name, f.Value, f.Source)
-			}
+			info.WriteText(cmd.OutOrStdout())
 			return nil
 		},
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ktrace-dev/ktrace/check"
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/record"
@@ -99,7 +100,7 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 		}
 	}
 	for _, line := range lines {
-		ev, err := s.Reg.Define(defaultFile(line), line)
+		ev, err := s.Reg.Define(check.DefaultFile(line), line)
 		if err != nil {
 			var we *events.WriteError
 			if errors.As(err, &we) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ktrace-dev/ktrace/check"
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/session"
 	"github.com/ktrace-dev/ktrace/tracefs"
@@ -52,7 +53,7 @@ func (g *globals) openSession(update bool) (*loadedSession, error) {
 	if update {
 		open = session.OpenForUpdate
 	}
-	st, err := open(p, e.newWorld().reg, session.Replayer{})
+	st, err := open(p, events.NewRegistry(e.model, e.dialect), session.Replayer{})
 	if err != nil {
 		return nil, failf(exitRejected, "%w", err)
 	}
@@ -83,11 +84,11 @@ lines that start with '-'.`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if fromFile != "" {
-				more, err := readLines(cmd.InOrStdin(), fromFile)
+				more, err := check.ReadLines(cmd.InOrStdin(), fromFile)
 				if err != nil {
 					return failf(exitRejected, "add: %w", err)
 				}
-				args = append(args, more...)
+				args = append(args, check.Texts(more)...)
 			}
 			if len(args) == 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("add needs LINE arguments or -f FILE (see 'ktrace add --help')")}

@@ -53,6 +53,7 @@ enable and disable wait for it.`,
 			var src io.Reader
 			name := "sh"
 			var params []string
+			interactive := false
 			switch {
 			case cmd.Flags().Changed("command"):
 				src = strings.NewReader(command)
@@ -67,35 +68,18 @@ enable and disable wait for it.`,
 				defer f.Close()
 				src, name, params = f, args[0], args[1:]
 			default:
-				if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-					e, err := g.loadEnv("kernel")
-					if err != nil {
-						return err
-					}
-					w, note, _, closeWorld := e.newTraceWorld(nil)
-					defer closeWorld()
-					save, err := g.useSession(e, w)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintln(cmd.ErrOrStderr(), note)
-					status, err := shell.RunInteractive(cmd.Context(), w.fs, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
-					if serr := save(); serr != nil {
-						return serr
-					}
-					if err != nil {
-						return failf(exitRejected, "sh: %w", err)
-					}
-					if status != 0 {
-						return &exitError{code: status, quiet: true}
-					}
-					return nil
-				}
 				src = cmd.InOrStdin()
+				f, ok := src.(*os.File)
+				interactive = ok && term.IsTerminal(int(f.Fd()))
 			}
-			file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(src, name)
-			if err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("sh: %w", err)}
+			// A script is parsed whole before anything is set up; a
+			// terminal is read line by line.
+			var file *syntax.File
+			if !interactive {
+				var err error
+				if file, err = syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(src, name); err != nil {
+					return &exitError{code: exitUsage, err: fmt.Errorf("sh: %w", err)}
+				}
 			}
 			e, err := g.loadEnv("kernel")
 			if err != nil {
@@ -109,7 +93,12 @@ enable and disable wait for it.`,
 				return err
 			}
 			fmt.Fprintln(stderr, note)
-			status, err := shell.Run(cmd.Context(), w.fs, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
+			var status int
+			if interactive {
+				status, err = shell.RunInteractive(cmd.Context(), w.fs, src, cmd.OutOrStdout(), stderr)
+			} else {
+				status, err = shell.Run(cmd.Context(), w.fs, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
+			}
 			if serr := save(); serr != nil {
 				return serr
 			}

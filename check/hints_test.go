@@ -1,10 +1,12 @@
-package main
+package check
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/hints"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -35,33 +37,34 @@ var hintCases = map[grammar.Code]struct{ line, want string }{
 	grammar.ErrNeedStringType: {"p:x vfs_read $comm:u32", "$comm and \"immediate\" strings take only a string type"},
 }
 
-func embeddedEnv(t testing.TB) *env {
+func embedded(t testing.TB) (*kernel.Model, *grammar.Dialect) {
 	t.Helper()
 	m, err := kernel.Embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
 	major, minor, _ := m.KernelVersion()
-	return &env{model: m, dialect: grammar.DialectFor(major, minor)}
+	return m, grammar.DialectFor(major, minor)
 }
 
 // TestHintEveryCode checks the hint of every code in the hint table: the
 // line is rejected with that code, the kernel's text is as without hints,
 // and the hint says what it should.
 func TestHintEveryCode(t *testing.T) {
-	e := embeddedEnv(t)
+	m, d := embedded(t)
+	h := &hints.Hinter{Model: m, Dialect: d}
 	for _, c := range grammar.HintCodes() {
 		tc, ok := hintCases[c]
 		if !ok {
 			t.Errorf("%s has a hint but no test case", c.Name())
 			continue
 		}
-		r := e.check(tc.line, defaultFile(tc.line))
+		r := New(m, d, false).Check(tc.line, DefaultFile(tc.line))
 		if r.OK || r.Error == nil {
 			t.Errorf("%s: %q: accepted or not logged: %+v", c.Name(), tc.line, r)
 			continue
 		}
-		if got, _ := e.hinter().CodeOf(r.Error.Msg); got != c {
+		if got, _ := h.CodeOf(r.Error.Msg); got != c {
 			t.Errorf("%q: logged %s (%q), want %s", tc.line, got.Name(), r.Error.Msg, c.Name())
 		}
 		if len(r.Hints) != 1 || !strings.Contains(r.Hints[0], tc.want) {
@@ -78,8 +81,8 @@ func TestHintEveryCode(t *testing.T) {
 // TestHintsKeepKernelText checks that hints change nothing of what the
 // kernel reports.
 func TestHintsKeepKernelText(t *testing.T) {
-	e := embeddedEnv(t)
-	r := e.check("p:x do_sys_opnat2", defaultFile("p:x"))
+	m, d := embedded(t)
+	r := New(m, d, false).Check("p:x do_sys_opnat2", DefaultFile("p:x"))
 	if r.Error == nil || r.Error.Msg != "Invalid probed address or symbol" || r.Error.Pos != 4 || r.Error.Cmd != "p:x do_sys_opnat2" || *r.Errno != "EINVAL" {
 		t.Errorf("kernel text changed: %+v", r.Error)
 	}
@@ -88,13 +91,8 @@ func TestHintsKeepKernelText(t *testing.T) {
 // TestNeedsHint6_1 checks the release hint on the 6.1.192 snapshot,
 // whose kernel logs nothing for an f line.
 func TestNeedsHint6_1(t *testing.T) {
-	dir := "../../../shared/kernels/6.1"
-	m, err := kernel.LoadSnapshot(dir)
-	if err != nil {
-		t.Skipf("6.1 snapshot: %v", err)
-	}
-	e := &env{model: m, dialect: grammar.DialectFor(6, 1)}
-	r := e.check("f:x vfs_read", defaultFile("f:x"))
+	m := vmtest.Model(t, "6.1")
+	r := New(m, grammar.DialectFor(6, 1), false).Check("f:x vfs_read", DefaultFile("f:x"))
 	if r.OK || r.Error != nil {
 		t.Fatalf("f line on 6.1: %+v", r)
 	}
