@@ -156,21 +156,22 @@ Either every removal succeeds or the session is left unchanged.`,
   ktrace rm kprobes/`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSessionForUpdate()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if err := s.Remove(args); err != nil {
-				return &exitError{code: exitRejected, err: err}
-			}
-			return saveSession(s)
+			return g.updateSession(func(s *loadedSession) error { return s.Remove(args) })
 		},
 	}
 }
 
-// saveSession saves a session opened for update.
-func saveSession(s *loadedSession) error {
+// updateSession runs change on the session under its lock and saves the
+// result when change succeeds (a failed change leaves the file as it was).
+func (g *globals) updateSession(change func(*loadedSession) error) error {
+	s, err := g.loadSessionForUpdate()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := change(s); err != nil {
+		return &exitError{code: exitRejected, err: err}
+	}
 	if err := s.Save(); err != nil {
 		return failf(exitRejected, "%w", err)
 	}
@@ -282,15 +283,7 @@ records nothing in trace.`,
 		Example: fmt.Sprintf("  ktrace %s kprobes/myev\n  ktrace %s myev other/ev2", verb, verb),
 		Args:    usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSessionForUpdate()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if err := s.SetEnabled(args, on); err != nil {
-				return &exitError{code: exitRejected, err: err}
-			}
-			return saveSession(s)
+			return g.updateSession(func(s *loadedSession) error { return s.SetEnabled(args, on) })
 		},
 	}
 }
