@@ -420,6 +420,10 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if err != nil {
 		return nil, 0, errno(err)
 	}
+	if c, ok := fuse.FromContext(ctx); ok {
+		// A trace_marker entry names the process that writes it.
+		h.SetCaller(int(c.Pid))
+	}
 	fh, flags := newHandle(n.t, h, n.path)
 	return fh, flags, 0
 }

@@ -53,6 +53,9 @@ func newWorldOpts(t testing.TB, name string, opts tracefs.Options) *world {
 	d := grammar.DialectFor(major, minor)
 	reg := events.NewRegistry(m, d)
 	opts.Major, opts.Minor, opts.CPUs = d.Major, d.Minor, m.CPUs()
+	if opts.Static == nil {
+		opts.Static = func() []tracefs.StaticEvent { return tracefs.StaticEvents(m) }
+	}
 	return &world{reg: reg, fs: tracefs.New(tracefs.NewRegistryBackend(reg), opts)}
 }
 

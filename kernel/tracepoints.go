@@ -38,6 +38,9 @@ type Tracepoint struct {
 	System string
 	Name   string
 	Format string // the events/SYSTEM/NAME/format file
+	// Seq is the event's place in the kernel's event list, the order of
+	// available_events (0 first); -1 when the source does not say.
+	Seq int
 }
 
 // TracepointField is one "field:" line of a format file.
@@ -178,7 +181,7 @@ func ReadTracepointDir(dir string) ([]Tracepoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tracepoint %s:%s: %w", sys, name, err)
 		}
-		tps = append(tps, Tracepoint{System: sys, Name: name, Format: string(f)})
+		tps = append(tps, Tracepoint{System: sys, Name: name, Format: string(f), Seq: len(tps)})
 	}
 	sortTracepoints(tps)
 	return tps, nil
@@ -194,6 +197,12 @@ func readEventsDir(dir string) ([]Tracepoint, error) {
 	if len(formats) == 0 {
 		return nil, fmt.Errorf("no event formats readable in %s", dir)
 	}
+	seq := map[string]int{}
+	if list, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "available_events")); err == nil {
+		for i, l := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+			seq[strings.Replace(l, ":", "/", 1)] = i
+		}
+	}
 	var tps []Tracepoint
 	for _, p := range formats {
 		ev := filepath.Dir(p)
@@ -206,7 +215,11 @@ func readEventsDir(dir string) ([]Tracepoint, error) {
 		if err != nil {
 			continue
 		}
-		tps = append(tps, Tracepoint{System: sys, Name: filepath.Base(ev), Format: string(b)})
+		n, ok := seq[sys+"/"+filepath.Base(ev)]
+		if !ok {
+			n = -1
+		}
+		tps = append(tps, Tracepoint{System: sys, Name: filepath.Base(ev), Format: string(b), Seq: n})
 	}
 	sortTracepoints(tps)
 	return tps, nil
@@ -221,9 +234,31 @@ func sortTracepoints(tps []Tracepoint) {
 	})
 }
 
+// SortKernelOrder sorts tracepoints into the kernel's event-list order
+// (Seq); those without a place follow, by system and name.
+func SortKernelOrder(tps []Tracepoint) {
+	slices.SortStableFunc(tps, func(a, b Tracepoint) int {
+		switch {
+		case a.Seq >= 0 && b.Seq >= 0:
+			return a.Seq - b.Seq
+		case a.Seq >= 0:
+			return -1
+		case b.Seq >= 0:
+			return 1
+		}
+		if c := strings.Compare(a.System, b.System); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
 // EncodeTracepoints packs tracepoints as the embedded member stores them:
-// "SYSTEM:NAME\n" then the format, each record ended by a NUL byte.
+// "SYSTEM:NAME\n" then the format, each record ended by a NUL byte, in
+// the kernel's order (decoding gives each its Seq back).
 func EncodeTracepoints(tps []Tracepoint) []byte {
+	tps = slices.Clone(tps)
+	SortKernelOrder(tps)
 	var b strings.Builder
 	for _, t := range tps {
 		b.WriteString(t.System + ":" + t.Name + "\n" + t.Format + "\x00")
@@ -242,8 +277,9 @@ func decodeTracepoints(b []byte) ([]Tracepoint, error) {
 		if !ok || !ok2 {
 			return nil, fmt.Errorf("embedded tracepoints: bad record %.40q", rec)
 		}
-		tps = append(tps, Tracepoint{System: sys, Name: name, Format: format})
+		tps = append(tps, Tracepoint{System: sys, Name: name, Format: format, Seq: len(tps)})
 	}
+	sortTracepoints(tps)
 	return tps, nil
 }
 

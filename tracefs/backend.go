@@ -37,6 +37,9 @@ type EventInfo struct {
 	// events). kprobe_profile has one line per probe point.
 	Probes       int
 	Hits, Misses uint64
+	// Static marks one of the kernel's built-in events (StaticEvent),
+	// which the FS keeps itself; backends never report one.
+	Static bool
 }
 
 // Backend is the model of the probe events behind the control files. ktrace

@@ -35,6 +35,18 @@ type File struct {
 	shut atomic.Bool
 	// pipe is trace_pipe text consumed from the ring but not yet read.
 	pipe []byte
+	// pid is the process writing through the handle (SetCaller), whose
+	// task a trace_marker entry names.
+	pid int
+}
+
+// SetCaller names the process that uses the handle (a FUSE request's
+// caller); the default is ktrace's own process. A trace_marker write is
+// recorded as that process's.
+func (h *File) SetCaller(pid int) {
+	h.mu.Lock()
+	h.pid = pid
+	h.mu.Unlock()
 }
 
 func accMode(flag int) int { return flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR) }
@@ -73,9 +85,19 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 			f.ClearErrorLog()
 		case nTrace:
 			f.clearTrace()
+		case nSetEvent:
+			f.clearEvents()
+		case nSetEventPid, nSetEventNotracePid:
+			f.mu.Lock()
+			if n.kind == nSetEventPid {
+				clear(f.eventPids)
+			} else {
+				clear(f.eventNoPids)
+			}
+			f.mu.Unlock()
 		}
 	}
-	return &File{fs: f, n: n, path: name, flag: flag}, nil
+	return &File{fs: f, n: n, path: name, flag: flag, pid: os.Getpid()}, nil
 }
 
 func controlFile(k nodeKind) ControlFile {
@@ -220,6 +242,9 @@ func (h *File) Write(p []byte) (int, error) {
 	if !canWrite(h.flag) {
 		return 0, syscall.EBADF
 	}
+	if h.n.kind == nTraceMarker {
+		return h.fs.writeMarker(h.pid, p)
+	}
 	return h.fs.write(h.n, p)
 }
 
@@ -248,7 +273,7 @@ func (f *FS) pruneFilters() {
 		return
 	}
 	live := map[eventKey]bool{}
-	for _, e := range f.b.Events() {
+	for _, e := range f.events() {
 		live[eventKey{e.Group, e.Name, e.ID}] = true
 	}
 	f.mu.Lock()
@@ -317,6 +342,20 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		return len(p), nil
 	case nEvFilter, nGroupFilter:
 		return f.writeFilter(n, p)
+	case nCurrentTracer:
+		return f.writeCurrentTracer(p)
+	case nSetEvent:
+		return f.writeSetEvent(p)
+	case nSetEventPid, nSetEventNotracePid:
+		return f.writePidList(n.kind == nSetEventNotracePid, p)
+	case nBufferSizeKB:
+		return f.writeBufferSize(p)
+	case nTraceClock:
+		return f.writeTraceClock(p)
+	case nTraceOptions:
+		return f.writeTraceOptions(p)
+	case nOption:
+		return f.writeOptionFile(n.base, p)
 	}
 	// Files without a write method (README, format, id, ...): the VFS
 	// answers EINVAL even to root, and so does a write to trigger, since
@@ -330,21 +369,36 @@ func (f *FS) write(n node, p []byte) (int, error) {
 // enabled.
 func (f *FS) setEnabled(n node, on bool) error {
 	if n.kind == nEvEnable {
-		return f.b.SetEnabled(n.group, n.event, on)
+		e, ok := f.findEventAny(f.b.Events(), n.group, n.event)
+		if !ok {
+			return syscall.ENOENT
+		}
+		return f.setOne(e, on)
 	}
 	var first error
-	for _, e := range f.b.Events() {
+	for _, e := range f.events() {
 		if n.kind == nGroupEnable && e.Group != n.group {
 			continue
 		}
 		if e.Enabled == on {
 			continue
 		}
-		if err := f.b.SetEnabled(e.Group, e.Name, on); err != nil && first == nil {
+		if err := f.setOne(e, on); err != nil && first == nil {
 			first = fmt.Errorf("enable %s/%s: %w", e.Group, e.Name, err)
 		}
 	}
 	return first
+}
+
+// setOne enables or disables one event, static or dynamic.
+func (f *FS) setOne(e EventInfo, on bool) error {
+	if e.Static {
+		return f.setStaticEnabled(e.Group, e.Name, on)
+	}
+	if on {
+		f.expand()
+	}
+	return f.b.SetEnabled(e.Group, e.Name, on)
 }
 
 // parseUlong parses a write the way kstrtoul_from_user(.., 10, ..) does:
@@ -402,8 +456,34 @@ func (f *FS) content(n node) string {
 		return f.enableText(n)
 	case nGroupFilter:
 		return groupFilterHead
+	case nAvailableEvents:
+		return f.availableEventsText()
+	case nAvailableTracers:
+		return strings.Join(tracers, " ") + "\n"
+	case nCurrentTracer:
+		return "nop\n"
+	case nBufferSizeKB, nBufferTotalKB:
+		return f.bufferSizeText(n.kind == nBufferTotalKB)
+	case nSetEvent:
+		return f.setEventText()
+	case nSetEventPid, nSetEventNotracePid:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if n.kind == nSetEventPid {
+			return pidListText(f.eventPids)
+		}
+		return pidListText(f.eventNoPids)
+	case nTraceClock:
+		return f.traceClockText()
+	case nTraceOptions:
+		return f.traceOptionsText()
+	case nOption:
+		if f.optionOn(n.base) {
+			return "1\n"
+		}
+		return "0\n"
 	}
-	e, ok := findEvent(f.b.Events(), n.group, n.event)
+	e, ok := f.findEventAny(f.b.Events(), n.group, n.event)
 	if !ok {
 		// The event went away after the open; the kernel answers ENODEV
 		// then, a reader here sees an empty file.
@@ -423,6 +503,10 @@ func (f *FS) content(n node) string {
 		}
 		return "none\n"
 	case nEvFormat:
+		if e.Static {
+			s := f.statics()
+			return s.list[s.index[e.Group+"/"+e.Name]].Format
+		}
 		s, _ := f.b.Format(e.Group, e.Name)
 		return s
 	case nEvHist:
@@ -441,7 +525,7 @@ func (f *FS) content(n node) string {
 // all off.
 func (f *FS) enableText(n node) string {
 	var on, off bool
-	for _, e := range f.b.Events() {
+	for _, e := range f.events() {
 		if n.kind == nGroupEnable && e.Group != n.group {
 			continue
 		}

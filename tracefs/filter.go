@@ -92,7 +92,7 @@ func (f *FS) filterEnv() *filter.Env {
 
 // compileFilter parses expr for the event group/name from its format.
 func (f *FS) compileFilter(group, name, expr string, env *filter.Env) (*filter.Filter, *filter.Error) {
-	format, ok := f.b.Format(group, name)
+	format, ok := f.eventFormat(group, name)
 	if !ok {
 		return nil, &filter.Error{Errno: syscall.ENODEV}
 	}
@@ -121,7 +121,7 @@ func (f *FS) writeFilter(n node, p []byte) (int, error) {
 	env := f.filterEnv()
 	var logs []LogEntry
 	var failed *filter.Error
-	for _, e := range f.b.Events() {
+	for _, e := range f.events() {
 		if e.Group != n.group || (n.kind == nEvFilter && e.Name != n.event) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package tracefs
 
 import (
+	"io"
 	"io/fs"
 	"path"
 	"sort"
@@ -31,6 +32,13 @@ type Options struct {
 	Root Owner
 	// Mount holds tracefs's mount options uid=, gid= and mode=.
 	Mount MountOptions
+	// Static returns the kernel's static events (StaticEvents), in the
+	// kernel's order; it is called once, when the events tree is first
+	// used. Nil: no static events.
+	Static func() []StaticEvent
+	// Warn receives ktrace's notes about what the tree shows but cannot
+	// do (one line each, said once); nil drops them.
+	Warn io.Writer
 }
 
 // FS is one emulated tracefs instance.
@@ -64,6 +72,23 @@ type FS struct {
 	// comms is saved_cmdlines: each pid's command at its latest
 	// recorded event (RecordTask), for the TASK-PID column.
 	comms map[int]string
+
+	// The generic ftrace files (ftrace.go, options.go): the trace options
+	// of the release and their values, the ring buffer's per-CPU pages
+	// and whether it has grown to its default size, the trace clock, and
+	// set_event_pid / set_event_notrace_pid.
+	opts        []traceOption
+	optOn       []bool
+	bufPages    uint64
+	expanded    bool
+	clockName   string
+	eventPids   map[int]bool
+	eventNoPids map[int]bool
+
+	warn       io.Writer
+	staticFn   func() []StaticEvent
+	staticOnce sync.Once
+	static     *staticSet
 }
 
 // eventKey identifies an event instance; the ID keeps a filter from
@@ -88,8 +113,20 @@ func New(b Backend, opts Options) *FS {
 		root:       opts.Root,
 		mount:      opts.Mount,
 		rootPerm:   DefaultRootMode,
+
+		bufPages:    bufMinPages,
+		clockName:   "local",
+		eventPids:   map[int]bool{},
+		eventNoPids: map[int]bool{},
+		warn:        opts.Warn,
+		staticFn:    opts.Static,
 	}
 	f.perms = permsFor[f.texts.name]
+	f.opts = optionsFor(f.texts.name)
+	f.optOn = make([]bool, len(f.opts))
+	for i, o := range f.opts {
+		f.optOn[i] = o.def
+	}
 	if opts.Mount.Mode != nil {
 		// As tracefs_parse_param: the mode is masked with S_IALLUGO.
 		f.rootPerm = unixPerm(*opts.Mount.Mode & 0o7777)
@@ -98,6 +135,7 @@ func New(b Backend, opts Options) *FS {
 	if f.cpus <= 0 {
 		f.cpus = 1
 	}
+	f.ring.limit = f.ringLimit()
 	if f.clock == nil {
 		start := f.created
 		f.clock = func() time.Duration { return time.Since(start) }
@@ -135,6 +173,19 @@ const (
 	nEvHist
 	nEvID
 	nEvTrigger
+	nAvailableEvents
+	nAvailableTracers
+	nBufferSizeKB
+	nBufferTotalKB
+	nCurrentTracer
+	nOptions
+	nOption
+	nSetEvent
+	nSetEventPid
+	nSetEventNotracePid
+	nTraceClock
+	nTraceMarker
+	nTraceOptions
 )
 
 // entry is a static directory entry: its name, kind and permission bits
@@ -148,12 +199,24 @@ type entry struct {
 
 var rootEntries = []entry{
 	{"README", nReadme, modeRead},
+	{"available_events", nAvailableEvents, modeRead},
+	{"available_tracers", nAvailableTracers, modeRead},
+	{"buffer_size_kb", nBufferSizeKB, modeWrite},
+	{"buffer_total_size_kb", nBufferTotalKB, modeRead},
+	{"current_tracer", nCurrentTracer, modeWrite},
 	{"dynamic_events", nDynamicEvents, modeWrite},
 	{"error_log", nErrorLog, modeWrite},
 	{"events", nEvents, fs.ModeDir},
 	{"kprobe_events", nKprobeEvents, modeWrite},
 	{"kprobe_profile", nKprobeProfile, modeRead},
+	{"options", nOptions, fs.ModeDir},
+	{"set_event", nSetEvent, modeWrite},
+	{"set_event_notrace_pid", nSetEventNotracePid, modeWrite},
+	{"set_event_pid", nSetEventPid, modeWrite},
 	{"trace", nTrace, modeWrite},
+	{"trace_clock", nTraceClock, modeWrite},
+	{"trace_marker", nTraceMarker, modeMarker},
+	{"trace_options", nTraceOptions, modeWrite},
 	{"trace_pipe", nTracePipe, modeRead},
 	{"tracing_on", nTracingOn, modeWrite},
 }
@@ -218,6 +281,18 @@ func (f *FS) resolve(p string) (node, error) {
 	if !ok {
 		return node{}, syscall.ENOENT
 	}
+	if e.kind == nOptions {
+		if len(parts) == 1 {
+			return node{kind: nOptions, mode: f.dirMode(nOptions), base: e.name}, nil
+		}
+		if _, ok := f.option(parts[1]); !ok {
+			return node{}, syscall.ENOENT
+		}
+		if len(parts) > 2 {
+			return node{}, syscall.ENOTDIR
+		}
+		return node{kind: nOption, mode: modeWrite, base: parts[1]}, nil
+	}
 	if e.kind != nEvents {
 		if len(parts) > 1 {
 			return node{}, syscall.ENOTDIR
@@ -241,13 +316,13 @@ func (f *FS) resolve(p string) (node, error) {
 		}
 		return node{kind: e.kind, mode: e.mode, base: e.name}, nil
 	}
-	if !hasGroup(evs, group) {
+	if !f.hasGroupAny(evs, group) {
 		return node{}, syscall.ENOENT
 	}
 	if len(parts) == 2 {
 		return node{kind: nGroup, mode: f.dirMode(nGroup), base: group, group: group}, nil
 	}
-	_, isEvent := findEvent(evs, group, parts[2])
+	_, isEvent := f.findEventAny(evs, group, parts[2])
 	if e, ok := lookup(groupEntries, parts[2]); ok && !(f.perms.eventfs && isEvent) {
 		if len(parts) > 3 {
 			return node{}, syscall.ENOTDIR
@@ -369,10 +444,14 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	switch n.kind {
 	case nRoot:
 		add(rootEntries)
+	case nOptions:
+		for _, o := range f.opts {
+			list = append(list, f.info(o.name, nOption, modeWrite))
+		}
 	case nEvents:
 		seen := map[string]bool{}
 		var dirs []fileInfo
-		for _, e := range f.b.Events() {
+		for _, e := range f.events() {
 			if !seen[e.Group] {
 				seen[e.Group] = true
 				dirs = append(dirs, f.info(e.Group, nGroup, fs.ModeDir))
@@ -381,7 +460,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 		list = f.withShadows(list, eventsEntries, dirs, false)
 	case nGroup:
 		var dirs []fileInfo
-		for _, e := range f.b.Events() {
+		for _, e := range f.events() {
 			if e.Group == n.group {
 				dirs = append(dirs, f.info(e.Name, nEvent, fs.ModeDir))
 			}

@@ -52,10 +52,16 @@ var permsFor = map[string]releasePerms{
 
 // File permissions are the same on both releases: TRACE_MODE_WRITE (0640)
 // for the files that take writes, TRACE_MODE_READ (0440) for the others.
+// trace_marker is write-only for owner and group (0220).
 const (
-	modeWrite fs.FileMode = 0o640
-	modeRead  fs.FileMode = 0o440
+	modeWrite  fs.FileMode = 0o640
+	modeRead   fs.FileMode = 0o440
+	modeMarker fs.FileMode = 0o220
 )
+
+// optionsDirMode is options/: a tracefs directory (0750) on both
+// releases.
+const optionsDirMode fs.FileMode = 0o750
 
 // unixPerm turns the permission part of a Unix mode (07777) into an
 // fs.FileMode.
@@ -77,6 +83,9 @@ func unixPerm(m uint32) fs.FileMode {
 func (f *FS) dirMode(k nodeKind) fs.FileMode {
 	if k == nRoot {
 		return fs.ModeDir | f.rootPerm
+	}
+	if k == nOptions {
+		return fs.ModeDir | optionsDirMode
 	}
 	return fs.ModeDir | f.perms.eventDir
 }

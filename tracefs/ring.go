@@ -8,11 +8,6 @@ import (
 	"syscall"
 )
 
-// ringMaxBytes bounds the text the trace ring keeps. Like the kernel's ring
-// buffer in its default overwrite mode, a full ring drops its oldest
-// entries, which still count as written.
-const ringMaxBytes = 8 << 20
-
 // traceEntry is one recorded event: its time (for ordering the entries of
 // several sources) and its trace line, newline included. An entry recorded
 // by RecordTask holds the line without its TASK-PID column (task is set),
@@ -22,6 +17,8 @@ type traceEntry struct {
 	text string
 	pid  int
 	task bool
+	// marker: a trace_marker entry, which event pid filters do not drop.
+	marker bool
 }
 
 // traceRing is the emulated ring buffer behind trace and trace_pipe. It is
@@ -29,6 +26,11 @@ type traceEntry struct {
 type traceRing struct {
 	entries []traceEntry // oldest first, ordered by ts
 	bytes   int
+	// limit bounds the text the ring keeps (FS.ringLimit, from
+	// buffer_size_kb). Like the kernel's ring buffer in its default
+	// overwrite mode, a full ring drops its oldest entries, which still
+	// count as written.
+	limit int
 	// overrun counts the entries a full ring dropped since the last clear.
 	// The kernel's entries-written is the entries in the buffer plus
 	// these: entries consumed through trace_pipe count in neither (seen on
@@ -49,7 +51,7 @@ func (r *traceRing) add(e traceEntry) {
 	r.entries[i] = e
 	r.bytes += len(text)
 	drop := 0
-	for r.bytes > ringMaxBytes && drop < len(r.entries)-1 {
+	for r.bytes > r.limit && drop < len(r.entries)-1 {
 		r.bytes -= len(r.entries[drop].text)
 		drop++
 	}
@@ -59,7 +61,7 @@ func (r *traceRing) add(e traceEntry) {
 	}
 }
 
-func (r *traceRing) clear() { *r = traceRing{} }
+func (r *traceRing) clear() { *r = traceRing{limit: r.limit} }
 
 // take removes and returns the entries' text, oldest first.
 func (r *traceRing) take(comms map[int]string) string {
@@ -138,6 +140,9 @@ func (f *FS) record(e traceEntry, comm string) bool {
 	if !f.tracingOn {
 		return false
 	}
+	if e.task && !e.marker && !f.pidTraced(e.pid) {
+		return false
+	}
 	if e.task {
 		if f.comms == nil {
 			f.comms = map[int]string{}
@@ -193,7 +198,7 @@ func (f *FS) sync() {
 // anyEnabled reports whether some event is enabled. It must be called
 // without f.mu: the backend may be recording.
 func (f *FS) anyEnabled() bool {
-	for _, e := range f.b.Events() {
+	for _, e := range f.events() {
 		if e.Enabled {
 			return true
 		}

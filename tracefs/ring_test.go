@@ -186,15 +186,20 @@ func TestGroupEnableFailure(t *testing.T) {
 	}
 }
 
-// A full ring drops its oldest entries; they still count as written.
+// A full ring drops its oldest entries; they still count as written. Its
+// size follows buffer_size_kb: 2048 KiB is 515 pages of 4080 bytes, four
+// times that of text holds 8 of the 1 MiB lines.
 func TestTraceRingOverrun(t *testing.T) {
 	fsys := New(&lockedBackend{}, Options{})
+	if err := writeFile(fsys, "buffer_size_kb", "2048", false); err != nil {
+		t.Fatal(err)
+	}
 	line := strings.Repeat("x", 1<<20)
 	for i := 0; i < 10; i++ {
 		fsys.Record(uint64(i), []byte(line))
 	}
 	got := readString(t, fsys, "trace")
-	if !strings.Contains(got, "entries-in-buffer/entries-written: 7/10 ") {
+	if !strings.Contains(got, "entries-in-buffer/entries-written: 8/10 ") {
 		t.Errorf("trace header after overrun: %q", got[:120])
 	}
 }

@@ -75,11 +75,14 @@ type mountAccess struct {
 
 // tracefsOptions are the tracefs options of the model's release.
 func (e *env) tracefsOptions(pipeBlocks bool, acc *mountAccess) tracefs.Options {
+	m := e.model
 	o := tracefs.Options{
 		Major:      e.dialect.Major,
 		Minor:      e.dialect.Minor,
 		CPUs:       e.model.CPUs(),
 		PipeBlocks: pipeBlocks,
+		Static:     func() []tracefs.StaticEvent { return tracefs.StaticEvents(m) },
+		Warn:       os.Stderr,
 	}
 	if acc != nil {
 		o.Root, o.Mount = acc.root, acc.opts

@@ -37,7 +37,7 @@ host can be probed) with kprobes and BPF, enabling an event attaches it
 with eBPF: its hits fill trace and trace_pipe (which waits for them while
 events are enabled), kprobe_profile counts them, 'echo > trace' clears and
 tracing_on 0 pauses recording. Elsewhere events are emulated only and
-trace stays empty.
+trace holds only what is written to trace_marker.
 Without SCRIPT or -c, commands are read from stdin; on a terminal, line by
 line with a "$ " prompt on stderr.
 
@@ -117,4 +117,4 @@ enable and disable wait for it.`,
 
 // backendNote is the one line `ktrace sh` and `ktrace mount` print on
 // stderr where probes cannot attach (see live.Note).
-const backendNote = "ktrace: no probe backend: events are emulated, trace stays empty"
+const backendNote = "ktrace: no probe backend: events are emulated, no event records into trace"

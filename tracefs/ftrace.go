@@ -1,0 +1,358 @@
+package tracefs
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The generic ftrace files scripts written for the kernel's tracefs touch
+// (the ftrace selftests' harness resets them before every case): the
+// tracer, the event list, event pid filters, the buffer size, the clock,
+// the marker and the trace options. Each has the kernel's readback and
+// errors; where ktrace cannot do what the kernel would, the write fails
+// as the kernel fails it for something it does not have (an unknown
+// tracer, clock or option change: EINVAL).
+
+// tracers is available_tracers: ktrace has the nop tracer only.
+var tracers = []string{"nop"}
+
+// traceClocks are the kernel's trace clocks in trace_clock's order.
+var traceClocks = []string{"local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc"}
+
+// honouredClock reports whether ktrace's timestamps can stand for a
+// clock: ktrace stamps records with CLOCK_MONOTONIC nanoseconds, which
+// local, global, perf (sched_clock based) and mono are, up to the drift
+// between sched_clock and the monotonic clock. The others count something
+// else (a counter, jiffies, raw or boot or TAI time, TSC cycles).
+func honouredClock(name string) bool {
+	switch name {
+	case "local", "global", "perf", "mono":
+		return true
+	}
+	return false
+}
+
+// Ring buffer sizes: the kernel's pages hold BUF_PAGE_SIZE bytes of
+// events (a 4 KiB page less its 16-byte header); before anything is
+// traced each CPU's buffer has its minimum of two pages, and it grows to
+// trace_buf_size (1,441,792 bytes) when first used.
+const (
+	bufPageSize     = 4096 - 16
+	bufMinPages     = 2
+	traceBufSize    = 1441792
+	bufMaxTotalSize = 256 << 20 // ktrace refuses more (ENOMEM), as an allocation that fails
+	// ringTextFactor: ktrace keeps trace lines as text, about four times
+	// the size of the kernel's binary record of the same event.
+	ringTextFactor = 4
+)
+
+// pidMaxLimit is PID_MAX_LIMIT on 64-bit: set_event_pid refuses larger
+// pids.
+const pidMaxLimit = 4 << 20
+
+// bufPages is the page count the kernel's ring_buffer_resize gives a
+// per-CPU size in bytes.
+func bufPages(size uint64) uint64 {
+	n := (size + bufPageSize - 1) / bufPageSize
+	if n < bufMinPages {
+		n = bufMinPages
+	}
+	return n
+}
+
+// bufferSizeText is buffer_size_kb (total false) or buffer_total_size_kb.
+func (f *FS) bufferSizeText(total bool) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	per := f.bufPages * bufPageSize >> 10
+	mul := uint64(1)
+	if total {
+		mul = uint64(f.cpus)
+	}
+	if !f.expanded {
+		return fmt.Sprintf("%d (expanded: %d)\n", per*mul, uint64(traceBufSize>>10)*mul)
+	}
+	return fmt.Sprintf("%d\n", per*mul)
+}
+
+// writeBufferSize is a write to buffer_size_kb: the per-CPU size in KiB
+// (kstrtoul, not 0), rounded up to whole pages. The ring keeps as much
+// trace text as the kernel's buffers would hold records.
+func (f *FS) writeBufferSize(p []byte) (int, error) {
+	v, err := parseUlong(p)
+	if err != nil {
+		return 0, err
+	}
+	if v == 0 {
+		return 0, syscall.EINVAL
+	}
+	if v > bufMaxTotalSize>>10 || v<<10*uint64(f.cpus) > bufMaxTotalSize {
+		return 0, syscall.ENOMEM
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bufPages = bufPages(v << 10)
+	f.expanded = true
+	f.ring.limit = f.ringLimit()
+	return len(p), nil
+}
+
+// ringLimit is the ring's text budget for the current size (f.mu held).
+func (f *FS) ringLimit() int {
+	pages := f.bufPages
+	if !f.expanded {
+		pages = bufPages(traceBufSize)
+	}
+	return int(pages*bufPageSize) * f.cpus * ringTextFactor
+}
+
+// expand grows the buffer to its default size, as the kernel does when
+// an event is first enabled.
+func (f *FS) expand() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.expanded {
+		f.expanded = true
+		f.bufPages = bufPages(traceBufSize)
+		f.ring.limit = f.ringLimit()
+	}
+}
+
+// writeCurrentTracer is a write to current_tracer: the name, blanks
+// stripped, of a tracer in available_tracers, else EINVAL (the kernel's
+// answer for a tracer it was not built with).
+func (f *FS) writeCurrentTracer(p []byte) (int, error) {
+	name := strings.TrimSpace(string(p))
+	for _, t := range tracers {
+		if t == name {
+			return len(p), nil
+		}
+	}
+	return 0, syscall.EINVAL
+}
+
+// traceClockText lists the clocks, the current one in brackets.
+func (f *FS) traceClockText() string {
+	f.mu.Lock()
+	cur := f.clockName
+	f.mu.Unlock()
+	parts := make([]string, len(traceClocks))
+	for i, c := range traceClocks {
+		if c == cur {
+			c = "[" + c + "]"
+		}
+		parts[i] = c
+	}
+	return strings.Join(parts, " ") + "\n"
+}
+
+// writeTraceClock selects a clock by name (blanks stripped): an unknown
+// one is EINVAL, as is one ktrace cannot stamp records with.
+func (f *FS) writeTraceClock(p []byte) (int, error) {
+	if len(p) >= 64 {
+		return 0, syscall.EINVAL
+	}
+	name := strings.TrimSpace(string(p))
+	known := false
+	for _, c := range traceClocks {
+		known = known || c == name
+	}
+	if !known || !honouredClock(name) {
+		return 0, syscall.EINVAL
+	}
+	f.mu.Lock()
+	f.clockName = name
+	f.mu.Unlock()
+	return len(p), nil
+}
+
+// availableEventsText is available_events: every event as SYSTEM:EVENT in
+// the kernel's list order.
+func (f *FS) availableEventsText() string {
+	var b strings.Builder
+	for _, e := range f.kernelOrder() {
+		b.WriteString(e.Group + ":" + e.Name + "\n")
+	}
+	return b.String()
+}
+
+// setEventText is set_event: the enabled events, as available_events
+// lists them.
+func (f *FS) setEventText() string {
+	var b strings.Builder
+	for _, e := range f.kernelOrder() {
+		if e.Enabled {
+			b.WriteString(e.Group + ":" + e.Name + "\n")
+		}
+	}
+	return b.String()
+}
+
+// writeSetEvent is a write to set_event: blank-separated words, each
+// SYSTEM:EVENT, SYSTEM: or :EVENT ("" or "*" for any), or a bare word
+// naming an event or a system; a leading '!' disables. A word that
+// matches nothing fails the write with EINVAL (words before it took
+// effect, as in the kernel, which takes one word per write(2)).
+func (f *FS) writeSetEvent(p []byte) (int, error) {
+	for _, w := range strings.Fields(string(p)) {
+		on := true
+		if w[0] == '!' {
+			on = false
+			w = w[1:]
+		}
+		var match, sys, ev string
+		if s, e, ok := strings.Cut(w, ":"); ok {
+			sys, ev = s, e
+			if sys == "*" {
+				sys = ""
+			}
+			if ev == "*" {
+				ev = ""
+			}
+		} else {
+			match = w
+		}
+		found := false
+		var first error
+		for _, e := range f.events() {
+			if match != "" && match != e.Name && match != e.Group {
+				continue
+			}
+			if sys != "" && sys != e.Group {
+				continue
+			}
+			if ev != "" && ev != e.Name {
+				continue
+			}
+			found = true
+			if e.Enabled == on {
+				continue
+			}
+			if err := f.setOne(e, on); err != nil && first == nil {
+				first = err
+			}
+		}
+		f.wake()
+		if !found {
+			return 0, syscall.EINVAL
+		}
+		if first != nil {
+			return 0, first
+		}
+	}
+	return len(p), nil
+}
+
+// clearEvents disables every event (a truncating open of set_event).
+func (f *FS) clearEvents() {
+	for _, e := range f.events() {
+		if e.Enabled {
+			_ = f.setOne(e, false)
+		}
+	}
+	f.wake()
+}
+
+// pidListText is set_event_pid or set_event_notrace_pid: the pids in
+// ascending order.
+func pidListText(set map[int]bool) string {
+	pids := make([]int, 0, len(set))
+	for p := range set {
+		pids = append(pids, p)
+	}
+	sort.Ints(pids)
+	var b strings.Builder
+	for _, p := range pids {
+		b.WriteString(strconv.Itoa(p) + "\n")
+	}
+	return b.String()
+}
+
+// writePidList adds the blank-separated pids of a write (kstrtoul base 0,
+// below PID_MAX_LIMIT) to a pid list; any bad word fails the write with
+// EINVAL and changes nothing.
+func (f *FS) writePidList(notrace bool, p []byte) (int, error) {
+	var add []int
+	for _, w := range strings.Fields(string(p)) {
+		v, err := strconv.ParseUint(w, 0, 64)
+		if err != nil || v >= pidMaxLimit {
+			return 0, syscall.EINVAL
+		}
+		add = append(add, int(v))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	set := f.eventPids
+	if notrace {
+		set = f.eventNoPids
+	}
+	for _, v := range add {
+		set[v] = true
+	}
+	return len(p), nil
+}
+
+// pidTraced reports whether events of pid are recorded under
+// set_event_pid and set_event_notrace_pid (f.mu held).
+func (f *FS) pidTraced(pid int) bool {
+	if len(f.eventPids) > 0 && !f.eventPids[pid] {
+		return false
+	}
+	return !f.eventNoPids[pid]
+}
+
+// writeMarker is a write to trace_marker: the text becomes a
+// "tracing_mark_write: TEXT" entry of the writing task. With tracing off
+// the write fails with EBADF, with the markers option off with EINVAL.
+func (f *FS) writeMarker(pid int, p []byte) (int, error) {
+	if !f.optionOn("markers") {
+		return 0, syscall.EINVAL
+	}
+	const maxMarker = 4096 // TRACE_MARKER_MAX_SIZE
+	text := p
+	if len(text) > maxMarker {
+		text = text[:maxMarker]
+	}
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0, fmt.Errorf("trace_marker: clock: %w", err)
+	}
+	ns := uint64(ts.Nano())
+	comm, cpu := taskInfo(pid)
+	line := fmt.Sprintf(" [%03d] ..... %5d.%06d: tracing_mark_write: %s", cpu, ns/1e9, ns%1e9/1e3, text)
+	f.sync()
+	f.mu.Lock()
+	on := f.tracingOn
+	f.mu.Unlock()
+	if !on {
+		return 0, syscall.EBADF
+	}
+	f.record(traceEntry{ts: ns, text: withNewline([]byte(line)), pid: pid, task: true, marker: true}, comm)
+	return len(text), nil
+}
+
+// taskInfo reads a task's command and the CPU it last ran on from /proc.
+func taskInfo(pid int) (comm string, cpu int) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", 0
+	}
+	s := string(b)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return "", 0
+	}
+	comm = s[open+1 : end]
+	// Fields after the command: state is field 3; processor is field 39.
+	rest := strings.Fields(s[end+1:])
+	if len(rest) > 36 {
+		cpu, _ = strconv.Atoi(rest[36])
+	}
+	return comm, cpu
+}

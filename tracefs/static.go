@@ -1,0 +1,183 @@
+package tracefs
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// StaticEvent is one of the kernel's built-in trace events: a tracepoint's
+// events/SYSTEM/EVENT directory, whose format file is the kernel's own
+// text.
+type StaticEvent struct {
+	System, Name string
+	ID           int
+	Format       string
+}
+
+// StaticEvents turns a kernel model's tracepoints into the static events
+// of its tracefs, in the kernel's order (the order of available_events).
+// A model without tracepoint formats has none.
+func StaticEvents(m *kernel.Model) []StaticEvent {
+	tps, _, err := m.Tracepoints()
+	if err != nil {
+		return nil
+	}
+	return staticFromTracepoints(tps)
+}
+
+func staticFromTracepoints(tps []kernel.Tracepoint) []StaticEvent {
+	ordered := make([]kernel.Tracepoint, len(tps))
+	copy(ordered, tps)
+	kernel.SortKernelOrder(ordered)
+	out := make([]StaticEvent, 0, len(ordered))
+	for i := range ordered {
+		tp := &ordered[i]
+		out = append(out, StaticEvent{System: tp.System, Name: tp.Name, Format: tp.Format, ID: formatID(tp.Format)})
+	}
+	return out
+}
+
+// formatID is the "ID: N" line of a format file (0 when missing).
+func formatID(format string) int {
+	for _, l := range strings.SplitN(format, "\n", 4) {
+		if v, ok := strings.CutPrefix(l, "ID: "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
+// staticSet is the FS's static events, loaded on first use (the host
+// model reads ~1,500 format files from the running kernel's tracefs), and
+// their enabled state (guarded by FS.mu).
+type staticSet struct {
+	list   []StaticEvent
+	index  map[string]int // "SYSTEM/EVENT" -> position in list
+	groups map[string]bool
+	on     []bool
+	// warned: the one note that enabled static events record nothing
+	// under a probe backend has been given.
+	warned bool
+}
+
+// statics returns the static events, loading them on first use.
+func (f *FS) statics() *staticSet {
+	f.staticOnce.Do(func() {
+		s := &staticSet{index: map[string]int{}, groups: map[string]bool{}}
+		if f.staticFn != nil {
+			s.list = f.staticFn()
+		}
+		for i, e := range s.list {
+			s.index[e.System+"/"+e.Name] = i
+			s.groups[e.System] = true
+		}
+		s.on = make([]bool, len(s.list))
+		f.static = s
+	})
+	return f.static
+}
+
+// staticInfo is the EventInfo of static event i.
+func (f *FS) staticInfo(s *staticSet, i int) EventInfo {
+	e := &s.list[i]
+	f.mu.Lock()
+	on := s.on[i]
+	f.mu.Unlock()
+	return EventInfo{Group: e.System, Name: e.Name, ID: e.ID, Enabled: on, Static: true}
+}
+
+// events lists every event of the tree: the backend's dynamic events in
+// creation order, then the static ones in the kernel's order.
+func (f *FS) events() []EventInfo {
+	evs := f.b.Events()
+	s := f.statics()
+	if len(s.list) == 0 {
+		return evs
+	}
+	out := make([]EventInfo, 0, len(evs)+len(s.list))
+	out = append(out, evs...)
+	f.mu.Lock()
+	for i := range s.list {
+		e := &s.list[i]
+		out = append(out, EventInfo{Group: e.System, Name: e.Name, ID: e.ID, Enabled: s.on[i], Static: true})
+	}
+	f.mu.Unlock()
+	return out
+}
+
+// kernelOrder lists every event as the kernel's event list holds them,
+// which available_events and set_event show: the newest dynamic event
+// first (the kernel adds an event at the list's head), then the static
+// events in boot order.
+func (f *FS) kernelOrder() []EventInfo {
+	evs := f.events()
+	n := 0
+	for n < len(evs) && !evs[n].Static {
+		n++
+	}
+	for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
+		evs[i], evs[j] = evs[j], evs[i]
+	}
+	return evs
+}
+
+// eventFormat is the format file of a dynamic or static event.
+func (f *FS) eventFormat(group, name string) (string, bool) {
+	if s, ok := f.b.Format(group, name); ok {
+		return s, true
+	}
+	s := f.statics()
+	if i, ok := s.index[group+"/"+name]; ok {
+		return s.list[i].Format, true
+	}
+	return "", false
+}
+
+// hasGroupAny reports whether group is a dynamic or static event group.
+func (f *FS) hasGroupAny(evs []EventInfo, group string) bool {
+	return hasGroup(evs, group) || f.statics().groups[group]
+}
+
+// findEventAny finds a dynamic event, else a static one.
+func (f *FS) findEventAny(evs []EventInfo, group, name string) (EventInfo, bool) {
+	if e, ok := findEvent(evs, group, name); ok {
+		return e, true
+	}
+	s := f.statics()
+	if i, ok := s.index[group+"/"+name]; ok {
+		return f.staticInfo(s, i), true
+	}
+	return EventInfo{}, false
+}
+
+// setStaticEnabled enables or disables a static event. ktrace has no
+// tracepoint programs yet: the state is kept and read back, and where a
+// probe backend records hits (Options.PipeBlocks) the first enable says
+// once on Options.Warn that static events record nothing.
+func (f *FS) setStaticEnabled(group, name string, on bool) error {
+	s := f.statics()
+	i, ok := s.index[group+"/"+name]
+	if !ok {
+		return syscall.ENOENT
+	}
+	f.mu.Lock()
+	s.on[i] = on
+	warn := on && f.pipeBlocks && !s.warned && f.warn != nil
+	if warn {
+		s.warned = true
+	}
+	f.mu.Unlock()
+	if warn {
+		f.expand()
+		_, _ = f.warn.Write([]byte("ktrace: static events (" + group + "/" + name + " and the others) are listed and enabled, but the eBPF backend does not trace them yet: they record nothing\n"))
+		return nil
+	}
+	if on {
+		f.expand()
+	}
+	return nil
+}
