@@ -154,6 +154,10 @@ func (f *FS) findEventAny(evs []EventInfo, group, name string) (EventInfo, bool)
 	return EventInfo{}, false
 }
 
+// StaticUntracedNote is said once (Options.Warn) when a static event is
+// first enabled on an FS whose backend records hits.
+const StaticUntracedNote = "ktrace: static events (events/SYSTEM/EVENT of the kernel's tracepoints) are enabled as on the kernel, but ktrace's eBPF backend does not trace them yet: they record nothing"
+
 // setStaticEnabled enables or disables a static event. ktrace has no
 // tracepoint programs yet: the state is kept and read back, and where a
 // probe backend records hits (Options.PipeBlocks) the first enable says
@@ -173,7 +177,7 @@ func (f *FS) setStaticEnabled(group, name string, on bool) error {
 	f.mu.Unlock()
 	if warn {
 		f.expand()
-		_, _ = f.warn.Write([]byte("ktrace: static events (" + group + "/" + name + " and the others) are listed and enabled, but the eBPF backend does not trace them yet: they record nothing\n"))
+		_, _ = f.warn.Write([]byte(StaticUntracedNote + "\n"))
 		return nil
 	}
 	if on {

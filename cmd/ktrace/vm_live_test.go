@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
+	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/ktrace-dev/ktrace/tracefs/live"
 )
 
@@ -187,8 +188,10 @@ func TestShLiveVM(t *testing.T) {
 			if !strings.Contains(s, "@@RC 0") || !strings.Contains(s, "@@EN 0") {
 				t.Fatalf("ktrace sh failed:\n%s", s)
 			}
-			if errText := vmSection(s, "ERR"); strings.TrimSpace(errText) != live.Note {
-				t.Errorf("stderr = %q, want the live backend note only", errText)
+			// events/enable also enables the static events, which ktrace
+			// says once it does not trace.
+			if errText := vmSection(s, "ERR"); strings.TrimSpace(errText) != live.Note+"\n"+tracefs.StaticUntracedNote {
+				t.Errorf("stderr = %q, want the live backend note and the static events note", errText)
 			}
 
 			kern, trace := vmSection(s, "KTRACE"), vmSection(s, "TRACE")
