@@ -19,7 +19,7 @@ import (
 // The example sessions in examples/ trace a command through a tracefs:
 // the files it opens, its vfs_read latencies, the bytes it writes. In the
 // VM they record real events; on ktrace (no probe backend) their
-// definitions are checked and the trace stays empty.
+// definitions are checked and no event records into trace.
 
 type example struct {
 	script string
