@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/events"
