@@ -19,6 +19,13 @@ func (e *Event) Format() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\nID: %d\nformat:\n", e.Name, e.ID)
 	b.WriteString(commonFields)
+	if e.Kind == Synthetic {
+		e.Synth.FormatFields(&b)
+		b.WriteString("\nprint fmt: ")
+		b.WriteString(e.Synth.PrintFmt())
+		b.WriteByte('\n')
+		return b.String()
+	}
 	off := 8
 	head := `"(%lx)`
 	headArgs := ", REC->__probe_ip"

@@ -153,12 +153,11 @@ func (r *Registry) Define(f File, line string) (*Event, error) {
 
 func (r *Registry) execLocked(f File, line string) error {
 	line = grammar.StripComment(line)
+	if f == SyntheticEvents {
+		return r.execSynthetic(line)
+	}
 	if len(line) > 0 && (line[0] == '-' || (f == DynamicEvents && line[0] == '!')) {
-		scope := kprobeScope
-		if f == DynamicEvents {
-			scope = allScope
-		}
-		if err := r.release(line, scope); err != 0 {
+		if err := r.release(line, scopeOf(f)); err != 0 {
 			return &WriteError{Errno: err}
 		}
 		return nil
@@ -170,6 +169,9 @@ func (r *Registry) execLocked(f File, line string) error {
 	res := r.createKprobe(argv)
 	if res.cancel && f == DynamicEvents && r.dialect.Fprobe {
 		res = r.createFprobe(argv)
+	}
+	if res.cancel && f == DynamicEvents {
+		res = r.createSynthetic(line)
 	}
 	if res.cancel {
 		return &WriteError{Errno: syscall.EINVAL}
@@ -184,10 +186,17 @@ func (r *Registry) Readback(f File) string {
 	defer r.mu.Unlock()
 	var b strings.Builder
 	for _, p := range r.probes {
-		if f == KprobeEvents && !p.Event.Kind.isKprobe() {
+		line := p.Line
+		switch {
+		case f == KprobeEvents && !p.Event.Kind.isKprobe():
 			continue
+		case f == SyntheticEvents:
+			if p.Event.Kind != Synthetic {
+				continue
+			}
+			line = p.Event.Synth.Readback()
 		}
-		b.WriteString(p.Line)
+		b.WriteString(line)
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -250,10 +259,7 @@ func (r *Registry) SetEnabled(ev *Event, on bool) error {
 func (r *Registry) Truncate(f File) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	scope := kprobeScope
-	if f == DynamicEvents {
-		scope = allScope
-	}
+	scope := scopeOf(f)
 	for _, p := range r.probes {
 		if scope.has(p.Event.Kind) && p.Event.Enabled {
 			return &WriteError{Errno: syscall.EBUSY}
@@ -274,9 +280,29 @@ type scope int
 const (
 	kprobeScope scope = iota
 	allScope
+	synthScope
 )
 
-func (s scope) has(k Kind) bool { return s == allScope || k.isKprobe() }
+// scopeOf is the events a control file lists, removes and truncates.
+func scopeOf(f File) scope {
+	switch f {
+	case DynamicEvents:
+		return allScope
+	case SyntheticEvents:
+		return synthScope
+	}
+	return kprobeScope
+}
+
+func (s scope) has(k Kind) bool {
+	switch s {
+	case allScope:
+		return true
+	case synthScope:
+		return k == Synthetic
+	}
+	return k.isKprobe()
+}
 
 // freeProbe removes one probe like the kernel's unregister functions: a
 // probe with siblings just leaves its event; the last probe of an enabled

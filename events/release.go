@@ -49,7 +49,9 @@ func (r *Registry) release(line string, sc scope) syscall.Errno {
 		if hasSystem && ev.Group != system {
 			continue
 		}
-		if !matchCommandHead(p, argv[1:], r.dialect.MaxArgStrLen) {
+		// A synthetic event matches on its name alone (the kernel's
+		// synth_event_match ignores the rest of the command).
+		if ev.Kind != Synthetic && !matchCommandHead(p, argv[1:], r.dialect.MaxArgStrLen) {
 			continue
 		}
 		if errno := r.freeProbe(p); errno != 0 {

@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/synth"
 )
 
 // File is a probe-definition control file.
@@ -15,6 +16,9 @@ const (
 	KprobeEvents File = iota
 	// DynamicEvents is dynamic_events: every kind, scope all events.
 	DynamicEvents
+	// SyntheticEvents is synthetic_events: synthetic event definitions
+	// only, scope synthetic events.
+	SyntheticEvents
 )
 
 // FileNamed returns the control file of a name ("kprobe_events",
@@ -25,6 +29,8 @@ func FileNamed(name string) (File, bool) {
 		return KprobeEvents, true
 	case "dynamic_events":
 		return DynamicEvents, true
+	case "synthetic_events":
+		return SyntheticEvents, true
 	}
 	return 0, false
 }
@@ -35,6 +41,8 @@ func (f File) String() string {
 		return "kprobe_events"
 	case DynamicEvents:
 		return "dynamic_events"
+	case SyntheticEvents:
+		return "synthetic_events"
 	}
 	return fmt.Sprintf("File(%d)", int(f))
 }
@@ -89,6 +97,7 @@ const (
 	Fentry                // f: fprobe on function entry
 	Fexit                 // f ...%return (or with $retval): fprobe on function exit
 	Tprobe                // t: fprobe on a tracepoint
+	Synthetic             // s: a synthetic event (synthetic_events)
 )
 
 func (k Kind) String() string {
@@ -103,6 +112,8 @@ func (k Kind) String() string {
 		return "fexit"
 	case Tprobe:
 		return "tprobe"
+	case Synthetic:
+		return "synthetic"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -122,10 +133,14 @@ type Event struct {
 	// Serial tells events apart over the registry's life: unlike the ID,
 	// which a removed event hands down to the next one on 6.12, it is
 	// never reused, so counters kept for an event die with it.
-	Serial  uint64
-	Kind    Kind
-	Probes  []*Probe
-	Args    []*fetchargs.Arg // the first probe's arguments (names and types are shared)
+	Serial uint64
+	Kind   Kind
+	Probes []*Probe
+	Args   []*fetchargs.Arg // the first probe's arguments (names and types are shared)
+	// Synth is a synthetic event's definition (nil for probe events,
+	// which have one probe per readback line; a synthetic event has one
+	// pseudo-probe holding its readback line).
+	Synth   *synth.Event
 	Enabled bool
 	Hits    uint64
 	Misses  uint64

@@ -14,6 +14,8 @@ type ControlFile = events.File
 const (
 	KprobeEvents  = events.KprobeEvents
 	DynamicEvents = events.DynamicEvents
+	// SyntheticEvents is synthetic_events.
+	SyntheticEvents = events.SyntheticEvents
 )
 
 // LogEntry is one error_log record (events.LogEntry: subsystem, message,

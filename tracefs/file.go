@@ -76,7 +76,7 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 	}
 	if canWrite(flag) && flag&os.O_TRUNC != 0 {
 		switch n.kind {
-		case nKprobeEvents, nDynamicEvents:
+		case nKprobeEvents, nDynamicEvents, nSyntheticEvents:
 			if err := f.b.Truncate(controlFile(n.kind)); err != nil {
 				return nil, pathErr("open", name, grammar.ErrnoOf(err))
 			}
@@ -101,8 +101,11 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 }
 
 func controlFile(k nodeKind) ControlFile {
-	if k == nKprobeEvents {
+	switch k {
+	case nKprobeEvents:
 		return KprobeEvents
+	case nSyntheticEvents:
+		return SyntheticEvents
 	}
 	return DynamicEvents
 }
@@ -288,7 +291,7 @@ func (f *FS) pruneFilters() {
 // write dispatches one write(2) by file.
 func (f *FS) write(n node, p []byte) (int, error) {
 	switch n.kind {
-	case nKprobeEvents, nDynamicEvents:
+	case nKprobeEvents, nDynamicEvents, nSyntheticEvents:
 		w, err := f.b.Write(controlFile(n.kind), p)
 		// A removal (even in a write that fails later) frees its events'
 		// filters, which must not reappear on an event that reuses the
@@ -431,7 +434,7 @@ func (f *FS) content(n node) string {
 	switch n.kind {
 	case nReadme:
 		return f.texts.readme
-	case nKprobeEvents, nDynamicEvents:
+	case nKprobeEvents, nDynamicEvents, nSyntheticEvents:
 		return f.b.Readback(controlFile(n.kind))
 	case nErrorLog:
 		return f.errorLogText()

@@ -154,6 +154,7 @@ const (
 	nReadme
 	nKprobeEvents
 	nDynamicEvents
+	nSyntheticEvents
 	nErrorLog
 	nKprobeProfile
 	nTrace
@@ -213,6 +214,7 @@ var rootEntries = []entry{
 	{"set_event", nSetEvent, modeWrite},
 	{"set_event_notrace_pid", nSetEventNotracePid, modeWrite},
 	{"set_event_pid", nSetEventPid, modeWrite},
+	{"synthetic_events", nSyntheticEvents, modeWrite},
 	{"trace", nTrace, modeWrite},
 	{"trace_clock", nTraceClock, modeWrite},
 	{"trace_marker", nTraceMarker, modeMarker},

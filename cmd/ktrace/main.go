@@ -187,7 +187,7 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 		}
 		if c.Name() == "check" {
 			c.RegisterFlagCompletionFunc("file", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-				return noFileComp([]string{"kprobe_events", "dynamic_events"})
+				return noFileComp([]string{"kprobe_events", "dynamic_events", "synthetic_events"})
 			})
 		}
 	}

@@ -14,9 +14,16 @@ import (
 
 // The tracefs control files a case can write to.
 const (
-	KprobeEvents  = "kprobe_events"
-	DynamicEvents = "dynamic_events"
+	KprobeEvents    = "kprobe_events"
+	DynamicEvents   = "dynamic_events"
+	SyntheticEvents = "synthetic_events"
 )
+
+// isControlFile reports whether name is a control file a case can write
+// lines to.
+func isControlFile(name string) bool {
+	return name == KprobeEvents || name == DynamicEvents || name == SyntheticEvents
+}
 
 // IsEventFile reports whether name is a per-event or per-group file under
 // events/ that a case may write: "events/GRP/EV/filter",
@@ -82,11 +89,12 @@ func DefaultFile(line string) string {
 }
 
 // SetupTarget splits a setup line into the file it is written to and the
-// text written: a "dynamic_events:", "kprobe_events:" or events/ file
+// text written: a "dynamic_events:", "kprobe_events:",
+// "synthetic_events:" or events/ file
 // prefix ("events/kprobes/f/filter:a == 1") selects the file, otherwise
 // it goes to def.
 func SetupTarget(s, def string) (file, line string) {
-	for _, f := range []string{DynamicEvents, KprobeEvents} {
+	for _, f := range []string{DynamicEvents, KprobeEvents, SyntheticEvents} {
 		if rest, ok := strings.CutPrefix(s, f+":"); ok {
 			return f, rest
 		}
@@ -121,7 +129,7 @@ func ReadCorpus(path string) ([]Entry, error) {
 		if err := json.Unmarshal(text, &e); err != nil {
 			return nil, fmt.Errorf("conformance: %s:%d: %w", path, n, err)
 		}
-		if e.File != "" && e.File != KprobeEvents && e.File != DynamicEvents && !IsEventFile(e.File) {
+		if e.File != "" && !isControlFile(e.File) && !IsEventFile(e.File) {
 			return nil, fmt.Errorf("conformance: %s:%d: unknown file %q", path, n, e.File)
 		}
 		out = append(out, e)

@@ -126,7 +126,8 @@ func EventNames(readback []string) []string {
 		if l == "" || l[0] == '#' {
 			continue
 		}
-		head, _, _ := strings.Cut(l, " ")
+		// Synthetic events read back with a tab after the name.
+		head, _, _ := strings.Cut(strings.ReplaceAll(l, "\t", " "), " ")
 		_, name, ok := strings.Cut(head, ":")
 		if !ok || !strings.Contains(name, "/") || seen[name] {
 			continue

@@ -171,7 +171,9 @@ func (b *Backend) SetEnabled(group, name string, on bool) error {
 	if ev == nil {
 		return syscall.ENOENT
 	}
-	if ev.Enabled == on {
+	// A synthetic event has no probe to attach: hist trigger actions
+	// generate its records.
+	if ev.Enabled == on || ev.Kind == events.Synthetic {
 		return b.R.SetEnabled(ev, on)
 	}
 	key := evID{ev.Group, ev.Name, ev.Serial}
