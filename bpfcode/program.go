@@ -65,9 +65,15 @@ type ProbeProgram struct {
 	// EntryDataSize is the value size of Maps.EntryData (8 per slot of the
 	// probe that saves the most).
 	EntryDataSize int
-	// WakeupBytes batches reader wake-ups: a record wakes the reader only
-	// when the ring buffer holds at least this many bytes (the reader also
-	// polls on its own). 0 wakes it for every record.
+	// WakeupBytes batches reader wake-ups: only the record that takes
+	// the ring buffer's fill level across this many bytes wakes the
+	// reader (BPF_RB_FORCE_WAKEUP); every other record is sent with
+	// BPF_RB_NO_WAKEUP, and the reader polls on its own. A reader sleeps
+	// only once it has emptied the ring, so the fill level crosses the
+	// mark again before it needs waking again; a wake-up per record
+	// above the mark would cost an IRQ-work interrupt per hit while the
+	// reader is busy anyway. 0 wakes the reader as the kernel decides
+	// (when the record is the first one it has not read).
 	WakeupBytes int
 	// EndbrIP marks an IP of the form FUNC+4 that ktrace's model guessed
 	// (it had no kernel text to read): the program checks the live
@@ -114,6 +120,16 @@ const endbr64 = 0xfa1e0ff3
 const (
 	endbrPoison    = 0x001f0f66
 	endbrPoisonNew = 0xd6401f0f
+)
+
+// bpf_ringbuf_query's flag and bpf_ringbuf_submit's and
+// bpf_ringbuf_output's wake-up flags, and the size of the header the
+// kernel puts before each ring buffer record.
+const (
+	bpfRbAvailData   = 0
+	bpfRbNoWakeup    = 1
+	bpfRbForceWakeup = 2
+	ringbufHdrSize   = 8
 )
 
 // Registers the generated code keeps live across helper calls.
@@ -506,13 +522,17 @@ func (e *emitter) output() error {
 		// Submit the record built in place.
 		e.emit(asm.Mov.Imm(asm.R2, 0))
 		if e.p.WakeupBytes > 0 {
+			// The fill level includes this record (reserved): it
+			// crossed the mark when the level is in [mark, mark+size).
+			size := ringbufHdrSize + fetchargs.HeaderSize + e.p.Layout.RecordSize()
 			flags := e.newLabel()
 			e.emit(
-				asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+				asm.Mov.Imm(asm.R2, bpfRbAvailData),
 				asm.FnRingbufQuery.Call(),
-				asm.Mov.Imm(asm.R2, 1),
-				asm.JLT.Imm(asm.R0, int32(e.p.WakeupBytes), flags),
-				asm.Mov.Imm(asm.R2, 2),
+				asm.Mov.Imm(asm.R2, bpfRbNoWakeup),
+				asm.Add.Imm(asm.R0, -int32(e.p.WakeupBytes)),
+				asm.JGE.Imm(asm.R0, int32(size), flags),
+				asm.Mov.Imm(asm.R2, bpfRbForceWakeup),
 			)
 			e.mark(flags)
 		}
@@ -526,14 +546,18 @@ func (e *emitter) output() error {
 	}
 	done := e.newLabel()
 	if e.p.WakeupBytes > 0 {
-		// BPF_RB_NO_WAKEUP below the threshold, BPF_RB_FORCE_WAKEUP above.
+		// The fill level does not include this record yet: the record
+		// crosses the mark when the level is in [mark-size, mark), size
+		// being the largest the record can be.
+		size := ringbufHdrSize + fetchargs.HeaderSize + e.p.Layout.RecordSize()
 		flags := e.newLabel()
 		e.emit(
-			asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+			asm.Mov.Imm(asm.R2, bpfRbAvailData),
 			asm.FnRingbufQuery.Call(),
-			asm.Mov.Imm(rVal, 1),
-			asm.JLT.Imm(asm.R0, int32(e.p.WakeupBytes), flags),
-			asm.Mov.Imm(rVal, 2),
+			asm.Mov.Imm(rVal, bpfRbNoWakeup),
+			asm.Add.Imm(asm.R0, int32(size-e.p.WakeupBytes)),
+			asm.JGE.Imm(asm.R0, int32(size), flags),
+			asm.Mov.Imm(rVal, bpfRbForceWakeup),
 		)
 		e.mark(flags)
 		if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {

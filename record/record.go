@@ -21,9 +21,9 @@ import (
 // coming.
 const flushEvery = 50 * time.Millisecond
 
-// drainTime bounds reading what is left in the ring buffer once the
-// recording stops.
-const drainTime = 2 * time.Second
+// outBuffer is the size of the output buffer: events are formatted into
+// it in place and written out in big writes.
+const outBuffer = 256 << 10
 
 // Options describe one recording.
 type Options struct {
@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	defer sess.Close()
 	sum := &Summary{Attach: time.Since(attachStart), Probes: len(sess.Plan().Probes), Programs: sess.Programs(), Links: sess.Links()}
 
-	w := bufio.NewWriterSize(o.Out, 64<<10)
+	w := bufio.NewWriterSize(o.Out, outBuffer)
 	defer w.Flush()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -124,14 +124,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.JSON {
 		format = sess.Decoder().AppendJSON
 	}
-	var buf []byte
 	lost := &lostMarker{json: o.JSON}
 	lastFlush := time.Now()
 	self := uint32(os.Getpid())
 	pid := o.Pid
 	// Recording stops on cancel, at the duration, or when the command
-	// exits; then what the ring holds is read, for at most drainTime on a
-	// system that keeps producing events.
+	// exits: the probes are detached, then all the ring holds is read
+	// (nothing is added to it any more).
 	stop := make(chan struct{})
 	var childErr error
 	childDone := false
@@ -141,17 +140,20 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		case childErr = <-done:
 			childDone = true
 		}
+		detachStart := time.Now()
+		sess.Detach()
+		sum.Detach = time.Since(detachStart)
 		close(stop)
 	}()
-	stopped := sess.Run(stop, 100*time.Millisecond, drainTime, tracer.RunHandler{
+	stopped := sess.Run(stop, 100*time.Millisecond, 0, tracer.RunHandler{
 		Record: func(r *tracer.Record) bool {
 			// ktrace's own system calls (writing this output) would feed
 			// back into vfs_write and similar probes forever.
 			if r.Tgid() == self || (pid != 0 && int(r.Tgid()) != pid && int(r.Pid()) != pid) {
 				return true
 			}
-			buf = format(buf[:0], r)
-			w.Write(buf)
+			// Formatted in place, in the writer's free space.
+			w.Write(format(w.AvailableBuffer(), r))
 			sum.Printed++
 			printed[r.Probe.Event]++
 			return o.Count == 0 || sum.Printed < o.Count
@@ -171,13 +173,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	})
 	lost.mark(w, sess)
 	w.Flush()
-	detachStart := time.Now()
-	sess.Detach()
-	sum.Detach = time.Since(detachStart)
 	if child != nil && !stopped {
 		child.Process.Signal(syscall.SIGTERM)
 	}
-	// The watcher ends with the context or the child, whichever first.
+	// The watcher ends with the context or the child, whichever first,
+	// having detached the probes.
 	cancel()
 	<-stop
 	if child != nil && !childDone {

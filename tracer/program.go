@@ -49,10 +49,10 @@ type Plan struct {
 	// (DefaultRingSize when 0), doubled until four of the largest records
 	// fit.
 	RingSize int
-	// WakeupBytes is the ring buffer fill level at which a record wakes
+	// WakeupBytes is the ring buffer fill level whose crossing wakes
 	// the reader (bpfcode.ProbeProgram.WakeupBytes): an eighth of the
-	// ring. Waking the reader for every record costs a context switch per
-	// hit.
+	// ring. Waking the reader for every record costs an interrupt and a
+	// context switch per hit.
 	WakeupBytes int
 	PlanOptions
 }

@@ -3,19 +3,20 @@ package tracer
 import (
 	"errors"
 	"time"
-
-	"github.com/cilium/ebpf/ringbuf"
 )
 
 // RunHandler is what Session.Run calls; nil fields are skipped.
 type RunHandler struct {
-	// Record handles one decoded record (aliasing a buffer the next read
-	// reuses); returning false ends the run at once.
+	// Record handles one decoded record (aliasing the ring buffer and a
+	// Record value that the next call reuses: keep neither); returning
+	// false ends the run at once.
 	Record func(r *Record) bool
-	// Undecodable is told of a record the decoder refused.
+	// Undecodable is told of a record the decoder refused, or of a ring
+	// buffer the reader could not make sense of.
 	Undecodable func(err error)
 	// Idle runs when the ring buffer holds nothing more: after a wait
-	// that timed out (timedOut), and after a record that left it empty.
+	// that timed out (timedOut), and after a stretch of records that left
+	// it empty.
 	Idle func(timedOut bool)
 	// BeforeWait runs before each wait for a record.
 	BeforeWait func()
@@ -25,14 +26,29 @@ type RunHandler struct {
 }
 
 // Run is the one loop that takes records off a session's ring buffer. It
-// handles records as they come, waiting at most poll for each, until stop
-// is closed; then it handles what the ring buffer still holds, without
-// waiting, for at most drain (0: until it is empty). It reports whether it
-// ended because stop was closed (false: a handler ended it, or the reader
-// was closed).
+// handles records as they come, waiting at most poll for more when the
+// ring buffer is empty, until stop is closed; then it handles what the
+// ring buffer still holds, without waiting, for at most drain (0: until
+// it is empty). It reports whether it ended because stop was closed
+// (false: a handler ended it, or the session was closed).
+//
+// Records are taken in stretches (all the ring buffer holds), each
+// record decoded where it lies: nothing is copied or allocated per
+// record, and the clock is read once per stretch, not per record.
 func (s *Session) Run(stop <-chan struct{}, poll, drain time.Duration, h RunHandler) bool {
 	stopping := false
 	var drainUntil time.Time
+	handle := func(raw []byte) bool {
+		rec, err := s.decoder.Decode(raw)
+		if err != nil {
+			if h.Undecodable != nil {
+				h.Undecodable(err)
+			}
+			return true
+		}
+		s.cur = rec
+		return h.Record == nil || h.Record(&s.cur)
+	}
 	for {
 		if !stopping {
 			select {
@@ -42,41 +58,52 @@ func (s *Session) Run(stop <-chan struct{}, poll, drain time.Duration, h RunHand
 			default:
 			}
 		}
-		deadline := time.Now().Add(poll)
-		if stopping {
-			// A past deadline reads what is buffered, then times out.
-			deadline = time.Now()
-		}
-		if h.BeforeWait != nil {
-			h.BeforeWait()
-		}
-		r, err := s.Next(deadline)
-		switch {
-		case errors.Is(err, ErrTimeout):
-			if h.Idle != nil {
-				h.Idle(true)
-			}
+		flushed := false
+		if s.reader.available() == 0 {
 			if stopping {
+				if h.Idle != nil {
+					h.Idle(true)
+				}
 				return true
 			}
-			continue
-		case errors.Is(err, ErrFlushed):
-			if h.Flushed != nil {
-				h.Flushed()
+			if h.BeforeWait != nil {
+				h.BeforeWait()
 			}
-			continue
-		case errors.Is(err, ringbuf.ErrClosed):
+			err := s.reader.wait(time.Now().Add(poll))
+			switch {
+			case errors.Is(err, ErrTimeout):
+				// Records sent without a wake-up may be there.
+				if s.reader.available() == 0 {
+					if h.Idle != nil {
+						h.Idle(true)
+					}
+					continue
+				}
+			case errors.Is(err, ErrFlushed):
+				flushed = true
+			case err != nil:
+				// Closed, or epoll failed.
+				return stopping
+			}
+		}
+		more, err := s.reader.read(handle)
+		switch {
+		case errors.Is(err, errRingClosed):
 			return stopping
 		case err != nil:
+			// The ring buffer does not hold what the kernel writes:
+			// reading on would repeat the error forever.
 			if h.Undecodable != nil {
 				h.Undecodable(err)
 			}
-			continue
-		}
-		if h.Record != nil && !h.Record(&r) {
+			return false
+		case !more:
 			return false
 		}
-		if h.Idle != nil && s.Buffered() == 0 {
+		if flushed && h.Flushed != nil {
+			h.Flushed()
+		}
+		if h.Idle != nil && s.reader.available() == 0 {
 			h.Idle(false)
 		}
 		if stopping && drain > 0 && time.Now().After(drainUntil) {

@@ -7,11 +7,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/ktrace-dev/ktrace/events"
@@ -59,9 +57,10 @@ type Config struct {
 type Session struct {
 	cfg     Config
 	maps    *Maps
-	reader  *ringbuf.Reader
+	reader  *ringReader
 	decoder *Decoder
-	rec     ringbuf.Record
+	// cur is the record Run hands its handler: one value, reused.
+	cur Record
 
 	mu     sync.Mutex // guards what follows
 	plan   *Plan      // every probe attached so far (Probes grows)
@@ -126,8 +125,8 @@ func Open(cfg Config) (s *Session, err error) {
 			return nil, err
 		}
 	}
-	if s.reader, err = ringbuf.NewReader(s.maps.Ring); err != nil {
-		return nil, fmt.Errorf("tracer: ring buffer reader: %w", err)
+	if s.reader, err = newRingReader(s.maps.Ring); err != nil {
+		return nil, fmt.Errorf("tracer: %w", err)
 	}
 	s.decoder = NewDecoder(cfg.Model, &Plan{})
 	if len(plan.Probes) > 0 {
@@ -440,33 +439,20 @@ func (s *Session) Plan() *Plan { return s.plan }
 // Decoder returns the session's record decoder.
 func (s *Session) Decoder() *Decoder { return s.decoder }
 
-// ErrTimeout is returned by Next when the deadline passed without a record.
+// ErrTimeout is what a wait for records that timed out returns.
 var ErrTimeout = os.ErrDeadlineExceeded
 
-// Next waits for the next record until deadline (zero: no deadline). The
-// record aliases a buffer reused by the following call. It returns
-// ErrTimeout at the deadline, ErrFlushed after a Flush and
-// ringbuf.ErrClosed after Close.
-func (s *Session) Next(deadline time.Time) (Record, error) {
-	s.reader.SetDeadline(deadline)
-	if err := s.reader.ReadInto(&s.rec); err != nil {
-		return Record{}, err
-	}
-	return s.decoder.Decode(s.rec.RawSample)
-}
+// ErrFlushed is what a wait for records returns after Flush.
+var ErrFlushed = errors.New("ring buffer flushed")
 
-// ErrFlushed is returned by Next after the records that were in the ring
-// buffer when Flush was called.
-var ErrFlushed = ringbuf.ErrFlushed
-
-// Flush makes a waiting or the next Next return the records already in
-// the ring buffer without waiting for a wake-up (records below the wake-up
-// level send none), then ErrFlushed. A reader that must show everything
-// recorded so far calls it.
+// Flush makes Run hand its handler the records already in the ring
+// buffer without waiting for a wake-up (records below the wake-up level
+// send none), then call RunHandler.Flushed. A reader that must show
+// everything recorded so far calls it.
 func (s *Session) Flush() error { return s.reader.Flush() }
 
 // Buffered returns the bytes waiting in the ring buffer.
-func (s *Session) Buffered() int { return s.reader.AvailableBytes() }
+func (s *Session) Buffered() int { return s.reader.available() }
 
 // Stat is the hit count of one probe point.
 type Stat struct {
