@@ -230,6 +230,53 @@ func (g *lineGen) genCase() Case {
 	return c
 }
 
+// synthLine is a synthetic event definition (or removal), for
+// synthetic_events or as an "s:" line of dynamic_events: random field
+// types, array suffixes on the name or the type, ';' or legacy blanks
+// between fields, and the usual mistakes.
+func (g *lineGen) synthLine() (string, string) {
+	name := g.pick("lat", "wakeup_lat", "x", "Lat_2", "1bad", "a-b", "l"+strings.Repeat("x", 70))
+	if g.chance(0.1) {
+		return "!" + g.pick(name, "lat", "nosuch"), SyntheticEvents
+	}
+	var b strings.Builder
+	file := SyntheticEvents
+	if g.chance(0.4) {
+		file = DynamicEvents
+		b.WriteString(g.pick("s:", "s:", "s:synthetic/", "s:other/", "s"))
+	}
+	b.WriteString(name)
+	types := []string{"u64", "s64", "u32", "s32", "u16", "s16", "u8", "s8", "char", "int", "long", "bool",
+		"pid_t", "gfp_t", "unsigned int", "unsigned char", "unsigned long", "unsigned", "unsigned short",
+		"char[16]", "char[]", "long[]", "unsigned long[]", "u32[4]", "foo", "char[0x10]", "char[257]"}
+	for i, n := 0, g.r.IntN(5); i <= n; i++ {
+		switch {
+		case i == 0:
+			b.WriteString(g.pick(" ", "\t", "  "))
+		case g.chance(0.8):
+			b.WriteString(g.pick("; ", ";", " ;", ";; "))
+		default:
+			b.WriteString(" ")
+		}
+		t := types[g.r.IntN(len(types))]
+		f := g.pick("delta", "pid", "comm", "s", "common_pid", "1f", "f-x", "a/b")
+		if g.chance(0.15) {
+			f += g.pick("[16]", "[]", "[0]", "[010]", "[256]", "[257]", "[16]x", "[16")
+		}
+		if g.chance(0.05) {
+			f = ""
+		}
+		b.WriteString(t)
+		if f != "" {
+			b.WriteString(" " + f)
+		}
+	}
+	if g.chance(0.05) {
+		b.WriteString(";")
+	}
+	return b.String(), file
+}
+
 func newLineGen(seed uint64) *lineGen { return &lineGen{r: rand.New(rand.NewPCG(seed, 0x6b747261))} }
 
 func (g *lineGen) pick(s ...string) string { return s[g.r.IntN(len(s))] }
@@ -357,6 +404,9 @@ func (g *lineGen) place(fn genFunc) string {
 
 // line returns one line and the control file it is written to.
 func (g *lineGen) line() (string, string) {
+	if g.chance(0.12) {
+		return g.synthLine()
+	}
 	fn := genFuncs[g.r.IntN(len(genFuncs))]
 	if g.m != nil && g.chance(0.4) {
 		fn.name, fn.params, fn.fields = g.kernelFunc()
