@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -108,6 +109,12 @@ type ProbeProgram struct {
 	// whose hits the program records; the others are counted and dropped
 	// before anything is written.
 	OnlyPid uint32
+	// Filter is the event's filter (nil: none): the record is built in
+	// the scratch value and sent only when the filter passes it (see
+	// filter.go). ScratchSize, the scratch value's size, must be at
+	// least FilterScratch.
+	Filter      *filter.Filter
+	ScratchSize int
 }
 
 // endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
@@ -187,7 +194,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	// in the ring buffer, with no copy. Records with strings send only
 	// their used part (a bounded copy from the scratch value), and
 	// return probes with entry data keep it in the scratch value.
-	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0)
+	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0) && p.Filter == nil
 	e.emit(asm.Mov.Reg(rCtx, asm.R1))
 	if p.Cookie {
 		e.emit(
@@ -212,6 +219,11 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	for i, a := range p.Args {
 		if err := e.arg(i, a); err != nil {
 			return nil, fmt.Errorf("fetchargs: compile %s: %w", a.Text(), err)
+		}
+	}
+	if p.Filter != nil {
+		if err := e.filterStage(); err != nil {
+			return nil, err
 		}
 	}
 	if err := e.output(); err != nil {

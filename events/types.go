@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/synth"
 )
 
@@ -144,6 +145,10 @@ type Event struct {
 	Enabled bool
 	Hits    uint64
 	Misses  uint64
+	// Filter is the event's filter (events/GROUP/EVENT/filter or record's
+	// --filter), nil when none: the eBPF backend compiles it into the
+	// event's programs.
+	Filter *filter.Filter
 }
 
 // Probe is one probe point of an event, i.e. one line of the readback.

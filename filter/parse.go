@@ -37,11 +37,12 @@ const numBufLen = 24
 // Symbols resolves function names and addresses for ".function"
 // predicates, as kallsyms_lookup_name and kallsyms_lookup_size_offset do.
 type Symbols interface {
-	// Lookup returns the address of the symbol name, ok false when there
-	// is none.
-	Lookup(name string) (addr uint64, ok bool)
-	// Extent returns the start and size of the symbol containing addr.
-	Extent(addr uint64) (start, size uint64, ok bool)
+	// LookupName returns the address of the symbol name, ok false when
+	// there is none.
+	LookupName(name string) (addr uint64, ok bool)
+	// SymbolExtent returns the start and size of the symbol containing
+	// addr.
+	SymbolExtent(addr uint64) (start, size uint64, ok bool)
 }
 
 // Env is what parsing needs besides the expression and the event.

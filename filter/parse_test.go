@@ -33,8 +33,8 @@ print fmt: "(%lx) a=%Lu", REC->__probe_ip, REC->a
 
 type fakeSyms map[string][2]uint64
 
-func (s fakeSyms) Lookup(name string) (uint64, bool) { v, ok := s[name]; return v[0], ok }
-func (s fakeSyms) Extent(addr uint64) (uint64, uint64, bool) {
+func (s fakeSyms) LookupName(name string) (uint64, bool) { v, ok := s[name]; return v[0], ok }
+func (s fakeSyms) SymbolExtent(addr uint64) (uint64, uint64, bool) {
 	for _, v := range s {
 		if addr >= v[0] && addr < v[0]+v[1] {
 			return v[0], v[1], true

@@ -94,7 +94,7 @@ func (p *parser) pred(start, pos int) (*Pred, int, *Error) {
 			}
 			var ok bool
 			if p.env.Symbols != nil {
-				ip, ok = p.env.Symbols.Lookup(p.s[start+s : start+i])
+				ip, ok = p.env.Symbols.LookupName(p.s[start+s : start+i])
 			}
 			if !ok || ip == 0 {
 				return fail(grammar.FiltNoFunction, pos+i)
@@ -103,7 +103,7 @@ func (p *parser) pred(start, pos int) (*Pred, int, *Error) {
 		var begin, size uint64
 		ok := false
 		if p.env.Symbols != nil && ip != 0 {
-			begin, size, ok = p.env.Symbols.Extent(ip)
+			begin, size, ok = p.env.Symbols.SymbolExtent(ip)
 		}
 		if !ok {
 			return fail(grammar.FiltNoFunction, pos+i)

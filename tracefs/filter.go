@@ -5,7 +5,6 @@ import (
 
 	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/grammar"
-	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // Event filters (events/GROUP/EVENT/filter and events/GROUP/filter): the
@@ -36,6 +35,23 @@ func (f *FS) Filter(group, name string) *filter.Filter {
 	return nil
 }
 
+// FilterSetter is implemented by backends that run event filters: after
+// a filter write the FS hands each event concerned its compiled filter
+// (nil: none, which is also what a failed write leaves).
+type FilterSetter interface {
+	SetFilter(group, name string, f *filter.Filter) error
+}
+
+// SetFilter keeps an event's filter on the registry's event, where the
+// eBPF backend finds it when it attaches the event.
+func (b *RegistryBackend) SetFilter(group, name string, f *filter.Filter) error {
+	e := b.R.Event(group, name)
+	if e == nil {
+		return syscall.ENOENT
+	}
+	return b.R.SetFilter(e, f)
+}
+
 // SymbolSource is implemented by backends that can resolve kernel
 // functions for ".function" filters.
 type SymbolSource interface {
@@ -46,29 +62,9 @@ type SymbolSource interface {
 // model.
 func (b *RegistryBackend) FilterSymbols() filter.Symbols {
 	if m := b.R.Model(); m != nil {
-		return modelSymbols{m}
+		return m
 	}
 	return nil
-}
-
-// modelSymbols is kallsyms_lookup_name and kallsyms_lookup_size_offset
-// over a kernel model.
-type modelSymbols struct{ m *kernel.Model }
-
-func (s modelSymbols) Lookup(name string) (uint64, bool) {
-	syms := s.m.AllSymbols(name)
-	if len(syms) == 0 {
-		return 0, false
-	}
-	return syms[0].Addr, true
-}
-
-func (s modelSymbols) Extent(addr uint64) (uint64, uint64, bool) {
-	sym, ok := s.m.SymbolAt(addr)
-	if !ok {
-		return 0, 0, false
-	}
-	return sym.Addr, sym.Size, true
 }
 
 // dialect is the difference-table row of the FS's release.
@@ -121,6 +117,18 @@ func (f *FS) writeFilter(n node, p []byte) (int, error) {
 	env := f.filterEnv()
 	var logs []LogEntry
 	var failed *filter.Error
+	var applyErr error
+	apply := func(e EventInfo, flt *filter.Filter) {
+		if e.Static {
+			// Static events fire nothing here: no backend runs them.
+			return
+		}
+		if fs, ok := f.b.(FilterSetter); ok {
+			if err := fs.SetFilter(e.Group, e.Name, flt); err != nil && applyErr == nil {
+				applyErr = err
+			}
+		}
+	}
 	for _, e := range f.events() {
 		if e.Group != n.group || (n.kind == nEvFilter && e.Name != n.event) {
 			continue
@@ -130,6 +138,7 @@ func (f *FS) writeFilter(n node, p []byte) (int, error) {
 			f.mu.Lock()
 			delete(f.filters, k)
 			f.mu.Unlock()
+			apply(e, nil)
 			continue
 		}
 		flt, err := f.compileFilter(e.Group, e.Name, text, env)
@@ -145,10 +154,16 @@ func (f *FS) writeFilter(n node, p []byte) (int, error) {
 		f.mu.Lock()
 		f.filters[k] = ef
 		f.mu.Unlock()
+		apply(e, flt)
 	}
 	f.logErrors(logs)
 	if failed != nil && n.kind == nEvFilter {
 		return 0, failed.Errno
+	}
+	if applyErr != nil {
+		// The backend could not run the filter (its eBPF program was
+		// refused): the write fails rather than pretend it filters.
+		return 0, grammar.ErrnoOf(applyErr)
 	}
 	return len(p), nil
 }

@@ -114,7 +114,11 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			}
 			pp := &Probe{Index: opts.FirstIndex + uint32(len(p.Probes)), Event: ev, Probe: pr, Layout: l}
 			p.Probes = append(p.Probes, pp)
-			if s := l.ScratchSize(); s > p.ScratchSize {
+			s := l.ScratchSize()
+			if ev.Filter != nil {
+				s = max(s, bpfcode.FilterScratch(l))
+			}
+			if s > p.ScratchSize {
 				p.ScratchSize = s
 			}
 			if s := 8 * len(l.EntrySlots); s > p.EntryDataSize {
@@ -209,6 +213,8 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		IgnoreTgid:    plan.IgnoreTgid,
 		OnlyPid:       plan.OnlyPid,
 		Follow:        plan.Follow,
+		Filter:        pr.Event.Filter,
+		ScratchSize:   plan.ScratchSize,
 	}
 	if tp {
 		ip, err := stubIP(m, pr.Probe.Symbol)

@@ -178,10 +178,12 @@ func (s *Session) attachPlan(plan *Plan) (g *Group, err error) {
 	if err := plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
 		return nil, err
 	}
-	g = &Group{s: s, probes: plan.Probes}
+	grp := &Group{s: s, probes: plan.Probes}
+	g = grp
 	defer func() {
+		// grp, not g: a failing return has already set g to nil.
 		if err != nil {
-			g.close()
+			grp.close()
 			g = nil
 		}
 	}()

@@ -75,6 +75,11 @@ func readGoldens(t testing.TB, kernelName string) []golden {
 		if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
 			t.Fatalf("golden: %v", err)
 		}
+		if _, ok := events.FileNamed(g.File); !ok && g.File != "" {
+			// A write to an events/ file (a filter, a trigger): no
+			// probe line; its setup lines are other corpora's.
+			continue
+		}
 		out = append(out, g)
 	}
 	if err := sc.Err(); err != nil {

@@ -28,6 +28,7 @@ type recordOpts struct {
 	follow   bool
 	file     string
 	bufSize  string
+	filter   string
 }
 
 func newRecordCmd(g *globals) *cobra.Command {
@@ -79,21 +80,23 @@ it exits or is killed.`,
 	f.IntVar(&o.pid, "pid", 0, "only events of this process (thread group id or thread id)")
 	f.BoolVar(&o.follow, "follow", false, "only events of CMD's process tree")
 	f.StringVarP(&o.file, "write", "w", "", "write the events to FILE instead of stdout")
+	f.StringVar(&o.filter, "filter", "", "an event filter (the kernel's filter language) for every event of the command line, run in the events' eBPF programs")
 	f.StringVar(&o.bufSize, "buffer-size", "", "ring buffer size, a power of two with an optional K, M or G suffix (default 32M, a burst of 200,000 small events)")
 	return cmd
 }
 
 // recordSetup loads the session, adds the LINEs and returns the events
-// to attach: the session's enabled events and the LINEs' events.
-func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, []*events.Event, error) {
+// to attach: the session's enabled events and the LINEs' events, and
+// which of them the LINEs name.
+func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, []*events.Event, map[*events.Event]bool, error) {
 	s, err := g.loadSession()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Events are identified by GROUP/NAME: the registry hands out
 	// snapshots, not the live events.
 	key := func(ev *events.Event) string { return ev.Group + "/" + ev.Name }
-	want := map[string]bool{}
+	want, named := map[string]bool{}, map[string]bool{}
 	for _, ev := range s.Reg.Events() {
 		if ev.Enabled {
 			want[key(ev)] = true
@@ -108,23 +111,25 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 					fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
 				}
 			}
-			return nil, nil, failf(exitRejected, "record: %q: %s", line, grammar.Strerror(grammar.ErrnoOf(err)))
+			return nil, nil, nil, failf(exitRejected, "record: %q: %s", line, grammar.Strerror(grammar.ErrnoOf(err)))
 		}
 		if ev != nil {
-			want[key(ev)] = true
+			want[key(ev)], named[key(ev)] = true, true
 		}
 		reportNeeds(stderr, s.Reg.Model(), line)
 	}
 	var evs []*events.Event
+	fromLines := map[*events.Event]bool{}
 	for _, ev := range s.Reg.Events() {
 		if want[key(ev)] {
 			evs = append(evs, ev)
+			fromLines[ev] = named[key(ev)]
 		}
 	}
 	if len(evs) == 0 {
-		return nil, nil, &exitError{code: exitUsage, err: errors.New("record: nothing to record: give probe LINEs or enable session events (ktrace enable)")}
+		return nil, nil, nil, &exitError{code: exitUsage, err: errors.New("record: nothing to record: give probe LINEs or enable session events (ktrace enable)")}
 	}
-	return s, evs, nil
+	return s, evs, fromLines, nil
 }
 
 func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []string) error {
@@ -133,9 +138,24 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		return &exitError{code: exitNoAccess, err: fmt.Errorf("record: %w", err)}
 	}
 	g.kernel = "host"
-	s, evs, err := recordSetup(g, lines, stderr)
+	s, evs, fromLines, err := recordSetup(g, lines, stderr)
 	if err != nil {
 		return err
+	}
+	if o.filter != "" {
+		var named []*events.Event
+		for _, ev := range evs {
+			if fromLines[ev] {
+				named = append(named, ev)
+			}
+		}
+		if err := record.SetFilters(named, o.filter, s.env.model, grammar.Latest); err != nil {
+			var fe *record.FilterError
+			if errors.As(err, &fe) {
+				fmt.Fprint(stderr, "ktrace: "+fe.LogText())
+			}
+			return failf(exitRejected, "record: --filter: %v", err)
+		}
 	}
 	ringSize, err := record.ParseRingSize(o.bufSize)
 	if err != nil {

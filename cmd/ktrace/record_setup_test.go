@@ -23,7 +23,7 @@ func TestRecordSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &globals{kernel: "embedded"}
-	_, evs, err := recordSetup(g, []string{"p:bench do_sys_openat2 dfd=%di:s32", "r:ret vfs_read $retval"}, io.Discard)
+	_, evs, _, err := recordSetup(g, []string{"p:bench do_sys_openat2 dfd=%di:s32", "r:ret vfs_read $retval"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestRecordSetup(t *testing.T) {
 		}
 	}
 	// Without LINEs the enabled session event alone is recorded.
-	if _, evs, err := recordSetup(g, nil, io.Discard); err != nil || len(evs) != 1 || evs[0].Name != "on" {
+	if _, evs, _, err := recordSetup(g, nil, io.Discard); err != nil || len(evs) != 1 || evs[0].Name != "on" {
 		t.Errorf("session only: %d events, %v", len(evs), err)
 	}
 }

@@ -110,6 +110,11 @@ func emulateEventFile(fsys *tracefs.FS, c *Case, r *Result) {
 	if b, err := fsys.ReadFile(c.File); err == nil {
 		r.Readback = Lines(string(b))
 	}
+	if strings.HasSuffix(c.File, "/trigger") {
+		if b, err := fsys.ReadFile(strings.TrimSuffix(c.File, "trigger") + "hist"); err == nil {
+			r.Hist = Lines(string(b))
+		}
+	}
 }
 
 // writeFS is one write(2) to a file of the emulated tracefs, as

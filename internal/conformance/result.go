@@ -31,6 +31,7 @@ type Result struct {
 	Errno       string            `json:"errno"` // symbolic ("EINVAL"), "" on success
 	Error       *LogEntry         `json:"error"` // the error_log entry the write added, nil if none
 	Readback    []string          `json:"readback"`
+	Hist        []string          `json:"hist,omitempty"`            // a trigger case's events/GRP/EV/hist after the write
 	Formats     map[string]string `json:"formats"`                   // "GRP/EV" -> format file text
 	Problems    []string          `json:"runner_problems,omitempty"` // runner-side failures (unreadable files...)
 }
@@ -143,6 +144,7 @@ func Compare(want, got *Result) []Diff {
 		}
 	}
 	add("readback", strings.Join(want.Readback, "\n"), strings.Join(got.Readback, "\n"))
+	add("hist", strings.Join(want.Hist, "\n"), strings.Join(got.Hist, "\n"))
 	keys := map[string]bool{}
 	for k := range want.Formats {
 		keys[k] = true

@@ -210,10 +210,20 @@ func (t *Tracefs) RunCase(c *Case, disableFirst bool) Result {
 		r.Readback = Lines(s)
 	}
 	if IsEventFile(c.File) {
+		if strings.HasSuffix(c.File, "/trigger") {
+			if s, err := t.Read(strings.TrimSuffix(c.File, "trigger") + "hist"); err == nil {
+				r.Hist = Lines(s)
+			}
+		}
 		// Leave nothing behind for the next case: static events keep
 		// their filters and triggers across the dynamic_events clear, and
 		// a trigger keeps its event busy.
 		defer t.clearEventFile(c.File, problem)
+	}
+	for _, s := range c.Setup {
+		if file, _ := SetupTarget(s, c.File); IsEventFile(file) && file != c.File {
+			defer t.clearEventFile(file, problem)
+		}
 	}
 	dyn := r.Readback
 	if c.File != DynamicEvents {

@@ -9,7 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/ktrace-dev/ktrace/tracer"
@@ -328,4 +330,37 @@ func (b *Backend) Close() {
 	close(stop)
 	<-done
 	sess.Close()
+}
+
+// SetFilter gives an event its filter; an enabled event is attached again
+// with programs that run it (the kernel swaps filters on a live event; here
+// the hits between the detach and the attach are not seen).
+func (b *Backend) SetFilter(group, name string, f *filter.Filter) error {
+	if f != nil {
+		if err := bpfcode.CheckFilter(f); err != nil {
+			if b.warn != nil {
+				fmt.Fprintf(b.warn, "ktrace: filter %s/%s: %v\n", group, name, err)
+			}
+			return fmt.Errorf("filter %s/%s: %w", group, name, syscall.EINVAL)
+		}
+	}
+	b.mu.Lock()
+	ev := b.R.Event(group, name)
+	if ev == nil {
+		b.mu.Unlock()
+		return syscall.ENOENT
+	}
+	if err := b.R.SetFilter(ev, f); err != nil {
+		b.mu.Unlock()
+		return err
+	}
+	enabled := ev.Enabled
+	b.mu.Unlock()
+	if !enabled {
+		return nil
+	}
+	if err := b.SetEnabled(group, name, false); err != nil {
+		return err
+	}
+	return b.SetEnabled(group, name, true)
 }

@@ -1,0 +1,291 @@
+package bpfcode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/filter"
+)
+
+// The filter stage: an event filter (filter.Filter) compiled to run on the
+// record once it is built, before it is sent. A hit the filter rejects
+// ends the program: it is counted, but takes no ring-buffer space and
+// never reaches user space. The predicates run in the kernel's branch
+// program order, each leaving 0 or 1 in R0.
+
+// FilterScratch is the scratch value a filtered probe with layout l
+// needs: the record, then room for comparisons that read past a string's
+// start (a pattern's length, or the whole record for an infix search) and
+// for pointer strings, which are copied there (up to the kernel's 1024
+// bytes).
+func FilterScratch(l *fetchargs.Layout) int {
+	return fetchargs.HeaderSize + 2*l.RecordSize() + pcharMax + 2*filter.MaxStringLen + 8
+}
+
+// pcharMax is how much of a pointer string the filter reads, as the
+// kernel's USTRING_BUF_SIZE.
+const pcharMax = 1024
+
+// Registers of the filter stage (the argument stage is done with them).
+const (
+	rStr = asm.R8 // start of the string being compared
+	rLen = asm.R9 // its length argument (the kernel's len)
+)
+
+// filterStage emits the filter's program. Its results: fall through when
+// the record passes, end the program when it does not.
+func (e *emitter) filterStage() error {
+	f := e.p.Filter
+	preds := f.Preds()
+	n := len(preds)
+	if need := FilterScratch(e.p.Layout); e.p.ScratchSize < need {
+		return fmt.Errorf("fetchargs: compile: filter needs a scratch value of %d bytes, have %d", need, e.p.ScratchSize)
+	}
+	labels := make([]string, n+2)
+	for i := range labels {
+		labels[i] = e.newLabel()
+	}
+	for i, p := range preds {
+		e.mark(labels[i])
+		if err := e.pred(p); err != nil {
+			return fmt.Errorf("filter %q: %w", p.Text, err)
+		}
+		when, next := f.Branch(i)
+		w := int32(0)
+		if when {
+			w = 1
+		}
+		e.emit(asm.JEq.Imm(asm.R0, w, labels[next]))
+	}
+	pass := e.newLabel()
+	e.mark(labels[n])
+	e.emit(asm.Ja.Label(pass))
+	e.mark(labels[n+1])
+	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	e.mark(pass)
+	return nil
+}
+
+// result sets R0 to 1 when cond jumps, else 0: emit the conditional
+// jump to the returned label after calling it.
+func (e *emitter) boolResult(jump func(yes string)) {
+	yes, done := e.newLabel(), e.newLabel()
+	jump(yes)
+	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Ja.Label(done))
+	e.mark(yes)
+	e.emit(asm.Mov.Imm(asm.R0, 1))
+	e.mark(done)
+}
+
+// loadField loads a numeric field into R1, zero-extended.
+func (e *emitter) loadField(fl *filter.Field) error {
+	sz, err := sizeOf(fl.Size)
+	if err != nil {
+		return err
+	}
+	e.emit(asm.LoadMem(asm.R1, rBuf, recOff(fl.Offset), sz))
+	return nil
+}
+
+// signExtend sign-extends the low size bytes of r.
+func (e *emitter) signExtend(r asm.Register, size int) {
+	if size < 8 {
+		sh := int32(64 - 8*size)
+		e.emit(asm.LSh.Imm(r, sh), asm.ArSh.Imm(r, sh))
+	}
+}
+
+func truncVal(v uint64, size int) uint64 {
+	if size >= 8 {
+		return v
+	}
+	return v & (1<<(8*uint(size)) - 1)
+}
+
+// pred computes one predicate into R0.
+func (e *emitter) pred(p *filter.Pred) error {
+	fl := p.Field
+	switch p.Kind {
+	case filter.KindNop:
+		e.emit(asm.Mov.Imm(asm.R0, 0))
+	case filter.KindEq:
+		if err := e.loadField(fl); err != nil {
+			return err
+		}
+		e.emit(asm.LoadImm(asm.R2, int64(truncVal(p.Val, fl.Size)), asm.DWord))
+		jmp := asm.JEq
+		if p.Not {
+			jmp = asm.JNE
+		}
+		e.boolResult(func(yes string) { e.emit(jmp.Reg(asm.R1, asm.R2, yes)) })
+	case filter.KindCmp:
+		if err := e.loadField(fl); err != nil {
+			return err
+		}
+		v := truncVal(p.Val, fl.Size)
+		e.emit(asm.LoadImm(asm.R2, int64(v), asm.DWord))
+		if p.Op == filter.OpBand {
+			e.emit(asm.And.Reg(asm.R1, asm.R2))
+			e.boolResult(func(yes string) { e.emit(asm.JNE.Imm(asm.R1, 0, yes)) })
+			return nil
+		}
+		if fl.Signed {
+			e.signExtend(asm.R1, fl.Size)
+			e.signExtend(asm.R2, fl.Size)
+		}
+		jmp, err := cmpJump(p.Op, fl.Signed)
+		if err != nil {
+			return err
+		}
+		e.boolResult(func(yes string) { e.emit(jmp.Reg(asm.R1, asm.R2, yes)) })
+	case filter.KindCPU:
+		e.emit(asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word))
+		e.emit(asm.LoadImm(asm.R2, int64(int32(p.Val)), asm.DWord))
+		e.signExtend(asm.R1, 4)
+		if p.Op == filter.OpBand {
+			e.emit(asm.Mov.Imm(asm.R0, 0))
+			return nil
+		}
+		jmp, err := cmpJump(p.Op, true)
+		if err != nil {
+			return err
+		}
+		e.boolResult(func(yes string) { e.emit(jmp.Reg(asm.R1, asm.R2, yes)) })
+	case filter.KindCPUCPUMask, filter.KindNumCPUMask:
+		if p.Kind == filter.KindCPUCPUMask {
+			e.emit(asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word))
+		} else {
+			if err := e.loadField(fl); err != nil {
+				return err
+			}
+			// The kernel takes the field as an unsigned int.
+			e.emit(asm.LSh.Imm(asm.R1, 32), asm.RSh.Imm(asm.R1, 32))
+		}
+		return e.maskTest(p)
+	case filter.KindFunction:
+		if err := e.loadField(fl); err != nil {
+			return err
+		}
+		out := e.newLabel()
+		done := e.newLabel()
+		in := int32(1)
+		if p.Op == filter.OpNE {
+			in = 0
+		}
+		e.emit(
+			asm.LoadImm(asm.R2, int64(p.Val), asm.DWord),
+			asm.JLT.Reg(asm.R1, asm.R2, out),
+			asm.LoadImm(asm.R2, int64(p.Val2), asm.DWord),
+			asm.JGE.Reg(asm.R1, asm.R2, out),
+			asm.Mov.Imm(asm.R0, in),
+			asm.Ja.Label(done),
+		)
+		e.mark(out)
+		e.emit(asm.Mov.Imm(asm.R0, 1-in))
+		e.mark(done)
+	case filter.KindComm, filter.KindString, filter.KindStrLoc, filter.KindStrRelLoc, filter.KindPChar, filter.KindPCharUser:
+		return e.stringPred(p)
+	default:
+		return fmt.Errorf("predicate kind %d: %w", p.Kind, ErrUnsupported)
+	}
+	return nil
+}
+
+func cmpJump(op filter.Op, signed bool) (asm.JumpOp, error) {
+	switch op {
+	case filter.OpEQ:
+		return asm.JEq, nil
+	case filter.OpNE:
+		return asm.JNE, nil
+	case filter.OpLT:
+		if signed {
+			return asm.JSLT, nil
+		}
+		return asm.JLT, nil
+	case filter.OpLE:
+		if signed {
+			return asm.JSLE, nil
+		}
+		return asm.JLE, nil
+	case filter.OpGT:
+		if signed {
+			return asm.JSGT, nil
+		}
+		return asm.JGT, nil
+	case filter.OpGE:
+		if signed {
+			return asm.JSGE, nil
+		}
+		return asm.JGE, nil
+	}
+	return 0, fmt.Errorf("operator %v: %w", op, ErrUnsupported)
+}
+
+// maskTest compares the CPU number in R1 with a CPUS{} list of several
+// CPUs: never equal, "&" tests its bit.
+func (e *emitter) maskTest(p *filter.Pred) error {
+	switch p.Op {
+	case filter.OpEQ:
+		e.emit(asm.Mov.Imm(asm.R0, 0))
+		return nil
+	case filter.OpNE:
+		// Only CPUs the kernel has compare; a number field beyond them
+		// never matches.
+		if p.Kind == filter.KindNumCPUMask {
+			e.boolResult(func(yes string) { e.emit(asm.JLT.Imm(asm.R1, int32(len(p.Mask)), yes)) })
+			return nil
+		}
+		e.emit(asm.Mov.Imm(asm.R0, 1))
+		return nil
+	}
+	if len(p.Mask) > 64 {
+		return fmt.Errorf("CPUS{} lists beyond 64 CPUs: %w", ErrUnsupported)
+	}
+	var bits uint64
+	for c, on := range p.Mask {
+		if on {
+			bits |= 1 << uint(c)
+		}
+	}
+	no := e.newLabel()
+	done := e.newLabel()
+	e.emit(
+		asm.JGE.Imm(asm.R1, int32(len(p.Mask)), no),
+		asm.LoadImm(asm.R0, int64(bits), asm.DWord),
+		asm.RSh.Reg(asm.R0, asm.R1),
+		asm.And.Imm(asm.R0, 1),
+		asm.Ja.Label(done),
+	)
+	e.mark(no)
+	e.emit(asm.Mov.Imm(asm.R0, 0))
+	e.mark(done)
+	return nil
+}
+
+// ErrFilterUnsupported is wrapped by CheckFilter's errors: a filter the
+// eBPF stage cannot run.
+var ErrFilterUnsupported = errors.New("not supported by the eBPF filter stage")
+
+// CheckFilter reports whether the filter stage can run f, before any
+// program is built. Not compiled: glob patterns with wildcards inside
+// ("a*b", "?", "["), infix patterns ("*x*") on strings of run-time length
+// (probe strings, __data_loc and pointer fields; comm and char arrays
+// take them), and cpumask fields.
+func CheckFilter(f *filter.Filter) error {
+	for _, p := range f.Preds() {
+		switch {
+		case p.Regex != nil && p.Regex.Type == filter.MatchGlob:
+			return fmt.Errorf("%s: glob pattern %q: %w", p.Text, p.Regex.Pattern, ErrFilterUnsupported)
+		case p.Regex != nil && p.Regex.Type == filter.MatchMiddle && p.Kind != filter.KindComm && p.Kind != filter.KindString:
+			return fmt.Errorf("%s: infix pattern %q on a string of run-time length: %w", p.Text, p.Regex.Pattern, ErrFilterUnsupported)
+		case p.Kind == filter.KindCPUMask || p.Kind == filter.KindCPUMaskCPU:
+			return fmt.Errorf("%s: cpumask field: %w", p.Text, ErrFilterUnsupported)
+		case len(p.Mask) > 64:
+			return fmt.Errorf("%s: CPUS{} beyond 64 CPUs: %w", p.Text, ErrFilterUnsupported)
+		}
+	}
+	return nil
+}
