@@ -50,7 +50,8 @@ func emulateCase(m *kernel.Model, d *grammar.Dialect, c *Case) (r Result) {
 	}()
 	reg := events.NewRegistry(m, d)
 	// The guest has one CPU.
-	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), tracefs.Options{Major: d.Major, Minor: d.Minor, CPUs: 1})
+	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), tracefs.Options{Major: d.Major, Minor: d.Minor, CPUs: 1,
+		Static: func() []tracefs.StaticEvent { return tracefs.StaticEvents(m) }})
 	for _, s := range c.Setup {
 		file, line := SetupTarget(s, c.File)
 		var err error
