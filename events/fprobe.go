@@ -21,7 +21,10 @@ func (r *Registry) createFprobe(argv []string) createResult {
 		group = "tracepoints"
 	}
 	c := &lineCtx{r: r, subsys: "trace_fprobe", argv: argv}
-	head := grammar.ParseHead(argv[0])
+	head, err := grammar.ParseHead(argv[0])
+	if err != nil {
+		return createResult{err: err}
+	}
 
 	maxactive := 0
 	if head.HasMaxactive() {
@@ -35,7 +38,11 @@ func (r *Registry) createFprobe(argv []string) createResult {
 		maxactive = n
 	}
 
-	place, ge := grammar.ParseFprobePlace(argv[1], isTP, r.dialect)
+	parsed, err := grammar.ParseFprobePlace(argv[1])
+	if err != nil {
+		return createResult{err: err}
+	}
+	place, ge := parsed.Site(isTP, r.dialect)
 	if ge != nil {
 		return c.fail(ge)
 	}
@@ -61,8 +68,8 @@ func (r *Registry) createFprobe(argv []string) createResult {
 	}
 
 	event := ""
-	if head.HasSpec {
-		g, e, ge := grammar.ParseEventName(head.Spec, head.SpecOff)
+	if head.HasEvent() {
+		g, e, ge := head.EventName()
 		if ge != nil {
 			return c.fail(ge)
 		}

@@ -89,7 +89,10 @@ func (r *Registry) createKprobe(argv []string) createResult {
 	}
 	c := &lineCtx{r: r, subsys: "trace_kprobe", argv: argv}
 	isReturn := argv[0][0] == 'r'
-	head := grammar.ParseHead(argv[0])
+	head, err := grammar.ParseHead(argv[0])
+	if err != nil {
+		return createResult{err: err}
+	}
 
 	maxactive := 0
 	if head.HasMaxactive() {
@@ -103,10 +106,14 @@ func (r *Registry) createKprobe(argv []string) createResult {
 		maxactive = n
 	}
 
-	place, ge, uprobe := grammar.ParseKprobePlace(argv[1])
-	if uprobe {
+	parsed, err := grammar.ParseKprobePlace(argv[1])
+	if err != nil {
+		return createResult{err: err}
+	}
+	if parsed.IsUprobe() {
 		return notMine
 	}
+	place, ge := parsed.Site()
 	if ge != nil {
 		return c.fail(ge)
 	}
@@ -136,8 +143,8 @@ func (r *Registry) createKprobe(argv []string) createResult {
 	}
 
 	group, event := "kprobes", ""
-	if head.HasSpec {
-		g, e, ge := grammar.ParseEventName(head.Spec, head.SpecOff)
+	if head.HasEvent() {
+		g, e, ge := head.EventName()
 		if ge != nil {
 			return c.fail(ge)
 		}
@@ -213,7 +220,7 @@ func (c *lineCtx) parseArgs(ctx *fetchargs.Context) ([]*fetchargs.Arg, createRes
 // validateSymbol is the kernel's validate_probe_symbol step: a symbol of a
 // module that is not loaded is left for later (pending); otherwise it must
 // name exactly one kallsyms entry.
-func (r *Registry) validateSymbol(c *lineCtx, p *grammar.KprobePlace) (createResult, bool) {
+func (r *Registry) validateSymbol(c *lineCtx, p *grammar.KprobeSite) (createResult, bool) {
 	if p.HasMod && !r.model.ModuleLoaded(p.Module) {
 		return createResult{}, true
 	}
@@ -229,7 +236,7 @@ func (r *Registry) validateSymbol(c *lineCtx, p *grammar.KprobePlace) (createRes
 // registerKprobe is the kernel's register_trace_kprobe plus the error
 // mapping of the create function: append to an existing kprobe event of
 // the same name, or create the event; then arm the probe.
-func (r *Registry) registerKprobe(c *lineCtx, place *grammar.KprobePlace, kind Kind, group, name string, maxactive int, p *Probe) createResult {
+func (r *Registry) registerKprobe(c *lineCtx, place *grammar.KprobeSite, kind Kind, group, name string, maxactive int, p *Probe) createResult {
 	old := r.findEvent(group, name)
 	if (old != nil && !old.Kind.isKprobe()) || isStaticEvent(r.dialect.Name, group, name) {
 		return c.failErrno(grammar.ErrEventExist, 0, 0, syscall.EEXIST)
@@ -322,7 +329,7 @@ func compareArgTypes(a, b []*fetchargs.Arg) int {
 // pending is true when the kernel accepts the probe without arming it: the
 // place cannot be resolved (-ENOENT) and the event names no symbol (a raw
 // address) or names a module that is not loaded.
-func (r *Registry) armKprobe(place *grammar.KprobePlace, kind Kind, args []*fetchargs.Arg) (addr uint64, pending bool, ge *grammar.Error) {
+func (r *Registry) armKprobe(place *grammar.KprobeSite, kind Kind, args []*fetchargs.Arg) (addr uint64, pending bool, ge *grammar.Error) {
 	// ENOENT from registration is accepted, the probe left unarmed, when
 	// the event has no symbol or its module is not loaded.
 	deferOK := place.IsAddr || (place.HasMod && !r.model.ModuleLoaded(place.Module))

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/grammar"
@@ -17,25 +16,13 @@ func (r *Registry) release(line string, sc scope) syscall.Errno {
 	if len(argv) == 0 {
 		return syscall.EINVAL
 	}
-	var spec string
-	if argv[0][0] == '-' {
-		if len(argv[0]) < 2 || argv[0][1] != ':' {
-			return syscall.EINVAL
-		}
-		spec = argv[0][2:]
-	} else {
-		i := strings.IndexByte(argv[0], ':')
-		if i < 0 {
-			return syscall.EINVAL
-		}
-		spec = argv[0][i+1:]
-	}
-	system, event, hasSystem := "", spec, false
-	if i := strings.IndexByte(spec, '/'); i >= 0 {
-		system, event, hasSystem = spec[:i], spec[i+1:], true
-	}
-	if !hasSystem && event == "" {
+	rm, err := grammar.ParseRemoval(argv[0])
+	if err != nil {
 		return syscall.EINVAL
+	}
+	system, event, hasSystem, errno := rm.Target()
+	if errno != 0 {
+		return errno
 	}
 	ret := syscall.ENOENT
 	for _, p := range append([]*Probe(nil), r.probes...) {

@@ -4,22 +4,6 @@ import (
 	"testing"
 )
 
-// benchLines builds a 10k-line corpus from the conformance corpora (valid
-// and invalid lines alike), repeating them as needed.
-func benchLines(b *testing.B) []string {
-	src := corpusLines(b)
-	out := make([]string, 0, 10000)
-	for len(out) < 10000 {
-		for _, l := range src {
-			if len(out) == 10000 {
-				break
-			}
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // parseValidate runs the line-level steps of the kernel's create functions
 // that need no kernel model: comment stripping, argv splitting, the head
 // and maxactive checks, the place parse and the event-name checks.
@@ -28,7 +12,10 @@ func parseValidate(line string) *Error {
 	if len(argv) < 2 {
 		return nil
 	}
-	h := ParseHead(argv[0])
+	h, err := ParseHead(argv[0])
+	if err != nil {
+		panic(err)
+	}
 	if h.HasMaxactive() {
 		if _, err := h.ParseMaxactive(); err != nil {
 			return err
@@ -36,24 +23,34 @@ func parseValidate(line string) *Error {
 	}
 	switch argv[0][0] {
 	case 'p', 'r':
-		if _, err, _ := ParseKprobePlace(argv[1]); err != nil {
-			return err
+		p, err := ParseKprobePlace(argv[1])
+		if err != nil {
+			panic(err)
+		}
+		if !p.IsUprobe() {
+			if _, err := p.Site(); err != nil {
+				return err
+			}
 		}
 	case 'f', 't':
-		if _, err := ParseFprobePlace(argv[1], argv[0][0] == 't', Latest); err != nil {
+		p, err := ParseFprobePlace(argv[1])
+		if err != nil {
+			panic(err)
+		}
+		if _, err := p.Site(argv[0][0] == 't', Latest); err != nil {
 			return err
 		}
 	}
-	if h.HasSpec {
-		if _, _, err := ParseEventName(h.Spec, h.SpecOff); err != nil {
+	if h.HasEvent() {
+		if _, _, err := h.EventName(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// BenchmarkParseValidate measures the hand-written line-level parser and
-// validator (the path the events package uses) in lines per second.
+// BenchmarkParseValidate measures the line-level parse (generated
+// parsers) and checks in lines per second.
 func BenchmarkParseValidate(b *testing.B) {
 	lines := benchLines(b)
 	b.ReportAllocs()
@@ -68,16 +65,29 @@ func BenchmarkParseValidate(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
 }
 
-// BenchmarkParseLineAST measures the participle view of the same lines,
-// for comparison with BenchmarkParseValidate.
-func BenchmarkParseLineAST(b *testing.B) {
+// BenchmarkParticiple measures participle's reflective parser on the same
+// constructs (head and place), for comparison with BenchmarkParseValidate.
+func BenchmarkParticiple(b *testing.B) {
 	lines := benchLines(b)
+	head := participleParser[Head](scanHead)
+	kp := participleParser[KprobePlace](scanKprobePlace)
+	fp := participleParser[FprobePlace](scanFprobePlace)
 	b.ReportAllocs()
 	b.ResetTimer()
 	n := 0
 	for i := 0; i < b.N; i++ {
 		for _, l := range lines {
-			ParseLineAST(StripComment(l))
+			argv := Split(StripComment(l))
+			if len(argv) < 2 {
+				continue
+			}
+			head.ParseString("", argv[0])
+			switch argv[0][0] {
+			case 'p', 'r':
+				kp.ParseString("", argv[1])
+			default:
+				fp.ParseString("", argv[1])
+			}
 			n++
 		}
 	}

@@ -80,7 +80,7 @@ func TestMaxactive(t *testing.T) {
 		{"r" + strings.Repeat("1", 64), 0, ErrBadMaxact},
 	}
 	for _, tt := range tests {
-		h := ParseHead(tt.argv0)
+		h := mustHead(t, tt.argv0)
 		if !h.HasMaxactive() {
 			t.Fatalf("%q: no maxactive", tt.argv0)
 		}
@@ -95,8 +95,8 @@ func TestMaxactive(t *testing.T) {
 			t.Errorf("%q = %d, %v; want %d", tt.argv0, got, err, tt.want)
 		}
 	}
-	h := ParseHead("pxyz:ev")
-	if h.HasMaxactive() || h.Prefix != "xyz" || !h.HasSpec || h.Spec != "ev" || h.SpecOff != 5 {
+	h := mustHead(t, "pxyz:ev")
+	if g, e, err := h.EventName(); h.HasMaxactive() || h.Prefix.Value != "xyz" || !h.HasEvent() || g != "" || e != "ev" || err != nil {
 		t.Errorf("ParseHead(pxyz:ev) = %+v", h)
 	}
 }
@@ -133,8 +133,8 @@ func TestParseEventName(t *testing.T) {
 		{"r1x:grp/" + long[:64], "", "", ErrEventTooLong, 8},
 	}
 	for _, tt := range tests {
-		h := ParseHead(tt.argv0)
-		g, e, err := ParseEventName(h.Spec, h.SpecOff)
+		h := mustHead(t, tt.argv0)
+		g, e, err := h.EventName()
 		if tt.code != ErrNone {
 			if err == nil || err.Code != tt.code || err.Off != tt.off || err.Arg != 0 {
 				t.Errorf("%q: err = %v, want %v off %d", tt.argv0, err, tt.code, tt.off)
@@ -150,19 +150,19 @@ func TestParseEventName(t *testing.T) {
 func TestParseKprobePlace(t *testing.T) {
 	tests := []struct {
 		arg     string
-		want    KprobePlace
+		want    KprobeSite
 		code    Code
 		off     int
 		notMine bool
 	}{
-		{arg: "vfs_read", want: KprobePlace{Symbol: "vfs_read", Func: "vfs_read"}},
-		{arg: "vfs_read+0x10", want: KprobePlace{Symbol: "vfs_read", Func: "vfs_read", Offset: 16}},
-		{arg: "vfs_read+4%return", want: KprobePlace{Symbol: "vfs_read", Func: "vfs_read", Offset: 4, Return: true}},
-		{arg: "ext4:ext4_sync_fs", want: KprobePlace{Symbol: "ext4:ext4_sync_fs", Module: "ext4", Func: "ext4_sync_fs", HasMod: true}},
-		{arg: ":vfs_read", want: KprobePlace{Symbol: ":vfs_read", Func: "vfs_read", HasMod: true}},
-		{arg: "0xffffffff8143f690", want: KprobePlace{IsAddr: true, Addr: 0xffffffff8143f690}},
-		{arg: "+5", want: KprobePlace{IsAddr: true, Addr: 5}},
-		{arg: "123", want: KprobePlace{IsAddr: true, Addr: 123}},
+		{arg: "vfs_read", want: KprobeSite{Symbol: "vfs_read", Func: "vfs_read"}},
+		{arg: "vfs_read+0x10", want: KprobeSite{Symbol: "vfs_read", Func: "vfs_read", Offset: 16}},
+		{arg: "vfs_read+4%return", want: KprobeSite{Symbol: "vfs_read", Func: "vfs_read", Offset: 4, Return: true}},
+		{arg: "ext4:ext4_sync_fs", want: KprobeSite{Symbol: "ext4:ext4_sync_fs", Module: "ext4", Func: "ext4_sync_fs", HasMod: true}},
+		{arg: ":vfs_read", want: KprobeSite{Symbol: ":vfs_read", Func: "vfs_read", HasMod: true}},
+		{arg: "0xffffffff8143f690", want: KprobeSite{IsAddr: true, Addr: 0xffffffff8143f690}},
+		{arg: "+5", want: KprobeSite{IsAddr: true, Addr: 5}},
+		{arg: "123", want: KprobeSite{IsAddr: true, Addr: 123}},
 		{arg: "vfs_read%ret", code: ErrBadAddrSuffix, off: 8},
 		{arg: "vfs_read%returnx", code: ErrBadAddrSuffix, off: 8},
 		{arg: "vfs_read%return+4", code: ErrBadAddrSuffix, off: 8},
@@ -173,9 +173,21 @@ func TestParseKprobePlace(t *testing.T) {
 		{arg: "vfs_read+0x100000000", code: ErrBadProbeAddr},
 		{arg: "-1", code: ErrBadProbeAddr},
 		{arg: "/bin/sh:0x10", notMine: true},
+		{arg: ":/x", notMine: true},
+		{arg: "a/b:c%return", notMine: true},
+		{arg: "a.b:c", want: KprobeSite{Symbol: "a.b:c", Module: "a.b", Func: "c", HasMod: true}},
 	}
 	for _, tt := range tests {
-		got, err, notMine := ParseKprobePlace(tt.arg)
+		p, perr := ParseKprobePlace(tt.arg)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		notMine := p.IsUprobe()
+		var got KprobeSite
+		var err *Error
+		if !notMine {
+			got, err = p.Site()
+		}
 		if notMine != tt.notMine {
 			t.Errorf("%q: notMine = %v", tt.arg, notMine)
 			continue
@@ -196,19 +208,23 @@ func TestParseFprobePlace(t *testing.T) {
 	tests := []struct {
 		arg  string
 		tp   bool
-		want FprobePlace
+		want FprobeSite
 		code Code
 		off  int
 	}{
-		{arg: "vfs_read", want: FprobePlace{Symbol: "vfs_read"}},
-		{arg: "vfs_read%return", want: FprobePlace{Symbol: "vfs_read", Return: true}},
+		{arg: "vfs_read", want: FprobeSite{Symbol: "vfs_read"}},
+		{arg: "vfs_read%return", want: FprobeSite{Symbol: "vfs_read", Return: true}},
 		{arg: "vfs_read%ret", code: ErrBadAddrSuffix, off: 8},
 		{arg: "sched_switch%return", tp: true, code: ErrBadAddrSuffix, off: 12},
 		{arg: "sched-switch", tp: true, code: ErrBadTPName, off: 5},
-		{arg: "1abc", tp: true, want: FprobePlace{Symbol: "1abc"}},
+		{arg: "1abc", tp: true, want: FprobeSite{Symbol: "1abc"}},
 	}
 	for _, tt := range tests {
-		got, err := ParseFprobePlace(tt.arg, tt.tp, Latest)
+		p, perr := ParseFprobePlace(tt.arg)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		got, err := p.Site(tt.tp, Latest)
 		if tt.code != ErrNone {
 			if err == nil || err.Code != tt.code || err.Off != tt.off {
 				t.Errorf("%q: err = %v, want %v off %d", tt.arg, err, tt.code, tt.off)
@@ -219,6 +235,15 @@ func TestParseFprobePlace(t *testing.T) {
 			t.Errorf("%q = %+v, %v", tt.arg, got, err)
 		}
 	}
+}
+
+func mustHead(t *testing.T, argv0 string) *Head {
+	t.Helper()
+	h, err := ParseHead(argv0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func TestDialect(t *testing.T) {

@@ -1,0 +1,115 @@
+package grammar
+
+import (
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The syntax of probe-definition lines as participle grammars: one
+// annotated struct per construct of the synopsis in kprobetrace.rst (and
+// fprobetrace.rst, uprobetracer.rst, eprobes):
+//
+//	p[:[GRP/][EVENT]] [MOD:]SYM[+offs]|MEMADDR [FETCHARGS]    : set a probe
+//	r[MAXACTIVE][:[GRP/][EVENT]] [MOD:]SYM[+0] [FETCHARGS]     : set a return probe
+//	p[:[GRP/][EVENT]] [MOD:]SYM[+0]%return [FETCHARGS]         : set a return probe
+//	f[MAXACTIVE][:[GRP/][EVENT]] SYM[%return] [FETCHARGS]      : set an fprobe
+//	t[:[GRP/][EVENT]] TRACEPOINT [FETCHARGS]                   : set a tracepoint probe
+//	p|r[:[GRP/][EVENT]] PATH:OFFSET[(REF_CTR_OFFSET)][%return] : set a uprobe
+//	e[:[GRP/][EVENT]] SYSTEM.EVENT|SYSTEM/EVENT [FETCHARGS]    : set an event probe
+//	-:[GRP/][EVENT]                                            : clear a probe
+//
+// A line is split into argv on whitespace first (Split, the kernel's
+// argv_split), and each argv entry is parsed on its own, as the kernel
+// parses it: argv[0] is a Head, argv[1] a place, the others fetch
+// arguments (FetchArg, in fetcharg.go). Each construct has its lexer
+// (lexer.go), which finds the separators the kernel looks for.
+//
+// The grammars are as permissive as the kernel: a symbol, group or
+// register name is whatever text lies between the separators, because the
+// kernel checks names later, or not at all. What the kernel checks, and in
+// which order, is in check.go, over these structs and their tokens'
+// positions (the offsets inside the argv entry that carets point at).
+
+// Head is argv[0] of a command: KIND[MAXACTIVE][:[GRP/][EVENT]].
+type Head struct {
+	// Kind is the command letter: p, r, f, t, u, e, or '-' for a removal.
+	Kind string `parser:"@Kind"`
+	// Prefix is the text between the letter and the first ':': a
+	// maxactive count when it starts with a digit, otherwise ignored.
+	Prefix lexer.Token `parser:"@Prefix?"`
+	// Colon is the ':' that starts the event spec (maybe empty).
+	Colon lexer.Token `parser:"( @':'"`
+	Event *EventName  `parser:"  @@? )?"`
+}
+
+// EventName is [GRP/][EVENT], or GRP.EVENT: the first '/' separates the
+// group from the event; without a '/', the first '.' does.
+type EventName struct {
+	Pos   lexer.Position
+	Group lexer.Token `parser:"( @Group?"`
+	Sep   lexer.Token `parser:"  @('/' | '.') )?"`
+	Event lexer.Token `parser:"@Event?"`
+}
+
+// KprobePlace is argv[1] of a p or r command: MEMADDR, or
+// [MOD:]SYM[+offs|-offs][%return].
+type KprobePlace struct {
+	// Addr is a whole argument kstrtoul (base 0) accepts.
+	Addr lexer.Token `parser:"(  @Addr"`
+	// Uprobe is a place with both a '/' and a ':': not a kprobe's.
+	Uprobe *UprobePlace `parser:" | @@"`
+	Module lexer.Token  `parser:" | ( @Module?"`
+	HasMod bool         `parser:"    @':' )?"`
+	Symbol lexer.Token  `parser:"  @Symbol?"`
+	// Offset is +OFFS or -OFFS, sign included: the text from the first
+	// '+' or '-' up to the '%'.
+	Offset lexer.Token `parser:"  @Offset?"`
+	Suffix *Suffix     `parser:"  @@? )"`
+}
+
+// Suffix is '%' and the text after it, which must be "return".
+type Suffix struct {
+	Pos  lexer.Position
+	Text string `parser:"'%' @Suffix?"`
+}
+
+// FprobePlace is argv[1] of an f or t command: SYM[%return] or
+// TRACEPOINT.
+type FprobePlace struct {
+	Symbol lexer.Token `parser:"@Symbol?"`
+	Suffix *Suffix     `parser:"@@?"`
+}
+
+// UprobePlace is argv[1] of a uprobe: PATH:OFFSET[(REF_CTR_OFFSET)][%return].
+type UprobePlace struct {
+	Path   lexer.Token `parser:"@Path"`
+	Colon  bool        `parser:"( @':'"`
+	Offset lexer.Token `parser:"  @Offset?"`
+	RefCtr *RefCtr     `parser:"  @@?"`
+	Suffix *Suffix     `parser:"  @@? )?"`
+}
+
+// RefCtr is a uprobe's (REF_CTR_OFFSET) and any text after the ')'.
+type RefCtr struct {
+	Pos    lexer.Position
+	Offset lexer.Token `parser:"'(' @Text?"`
+	Close  bool        `parser:"( @')'"`
+	Trail  lexer.Token `parser:"  @Text? )?"`
+}
+
+// EprobePlace is argv[1] of an e command: SYSTEM.EVENT or SYSTEM/EVENT,
+// split like an event name.
+type EprobePlace struct {
+	Event *EventName `parser:"@@?"`
+}
+
+// Removal is argv[0] of a removal command: -:[GRP/][EVENT], which
+// dynamic_events also takes as !...:[GRP/][EVENT]. Unlike an event name,
+// only a '/' separates the group (dyn_event_release).
+type Removal struct {
+	Kind   string      `parser:"@Kind"`
+	Prefix lexer.Token `parser:"@Prefix?"`
+	Colon  lexer.Token `parser:"( @':'"`
+	Group  lexer.Token `parser:"  ( @Group?"`
+	Sep    lexer.Token `parser:"    @'/' )?"`
+	Event  lexer.Token `parser:"  @Event? )?"`
+}

@@ -1,0 +1,66 @@
+package grammar
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/participle/v2"
+)
+
+// participleParser is participle's reflective parser of one construct,
+// the reference the generated parsers are checked against.
+func participleParser[G any](scan scanner) *participle.Parser[G] {
+	return participle.MustBuild[G](
+		participle.Lexer(constructLexer{scan: scan}),
+		participle.UseLookahead(participle.MaxLookahead),
+	)
+}
+
+// checkSame parses s with participle and with the generated parser and
+// compares the trees.
+func checkSame[G any](t *testing.T, what string, pp *participle.Parser[G], gen func(string) (*G, error), s string) {
+	t.Helper()
+	want, werr := pp.ParseString("", s)
+	got, gerr := gen(s)
+	if (werr == nil) != (gerr == nil) {
+		t.Errorf("%s %q: participle error %v, generated error %v", what, s, werr, gerr)
+		return
+	}
+	if werr == nil && !reflect.DeepEqual(got, want) {
+		t.Errorf("%s %q:\n generated  %+v\n participle %+v", what, s, got, want)
+	}
+}
+
+// The generated parsers build the trees participle builds, for every argv
+// entry of the corpora and a few more.
+func TestGeneratedMatchesParticiple(t *testing.T) {
+	head := participleParser[Head](scanHead)
+	kp := participleParser[KprobePlace](scanKprobePlace)
+	fp := participleParser[FprobePlace](scanFprobePlace)
+	up := participleParser[UprobePlace](scanUprobePlace)
+	ep := participleParser[EprobePlace](scanEprobePlace)
+	rm := participleParser[Removal](scanRemoval)
+	extra := []string{
+		"p:grp/ev vfs_read+0x10 a=%di", "r16:ev vfs_read%return", "pxyz: ::", "-:a/b c", "p :x",
+		"p /bin/sh:0x10(0x20)%return", "p :/x", "e:a/b sched.sched_switch", "p:a.b/c a:b:c-1%x",
+		"u /a:1(2)x", "-:a.b/c", "-:/", "-x:y", "!p:a/b", "-", "!", "p a/b:(", "p a/b:1)", "p %", "p +", "p +5", "p 0x", "p %%%",
+	}
+	for _, full := range append(corpusLines(t), extra...) {
+		for _, line := range strings.Split(full, "\n") {
+			argv := Split(StripComment(line))
+			if len(argv) == 0 {
+				continue
+			}
+			checkSame(t, "head", head, ParseHead, argv[0])
+			checkSame(t, "removal", rm, ParseRemoval, argv[0])
+			if len(argv) < 2 {
+				continue
+			}
+			checkSame(t, "kprobe place", kp, ParseKprobePlace, argv[1])
+			checkSame(t, "fprobe place", fp, ParseFprobePlace, argv[1])
+			checkSame(t, "uprobe place", up, ParseUprobePlace, argv[1])
+			checkSame(t, "eprobe place", ep, ParseEprobePlace, argv[1])
+		}
+	}
+}
