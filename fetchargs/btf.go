@@ -9,32 +9,25 @@ import (
 	"github.com/ktrace-dev/ktrace/grammar"
 )
 
-// splitField is split_next_field: the name before the first '.' or '->'
-// and the rest. isPtr reports '->'; hasNext whether a separator was found
-// (the rest may be empty); nextOff is the rest's offset in s.
-func (p *parser) splitField(s string) (name, next string, nextOff int, hasNext, isPtr bool, errno syscall.Errno) {
-	i := strings.IndexAny(s, ".-")
-	if i < 0 {
-		return s, "", 0, false, false, 0
-	}
-	switch {
-	case s[i] == '-' && i+1 < len(s) && s[i+1] == '>':
-		return s[:i], s[i+2:], i + 2, true, true, 0
-	case s[i] == '.':
-		return s[:i], s[i+1:], i + 1, true, false, 0
-	}
-	p.log(p.offset+i, grammar.ErrBadHyphen)
-	return "", "", 0, false, false, syscall.EINVAL
-}
-
-// parseBTFArg resolves a BTF parameter name or a typed $retval, then any
-// member chain after it.
-func (p *parser) parseBTFArg(varname string, pc *int) syscall.Errno {
+// parseBTFArg resolves a BTF parameter name or a typed $retval (prefix
+// "$"), then any member chain after it. start is the offset of the
+// argument's text in the token, for carets relative to ctx->offset.
+func (p *parser) parseBTFArg(c *grammar.Chain, prefix string, start int, pc *int) syscall.Errno {
 	ins := &p.prog.ins
 	code := *pc
-	name, field, fieldOff, hasField, isPtr, errno := p.splitField(varname)
-	if errno != 0 {
-		return errno
+	name := prefix + c.Name.Value
+	hasField := len(c.Links) > 0
+	isPtr, fieldOff := false, 0
+	if hasField {
+		// split_next_field: the first separator must be "->" or '.'.
+		sep := c.Links[0].Sep
+		i := sep.Pos.Offset - start
+		if sep.Value == "-" {
+			p.log(p.offset+i, grammar.ErrBadHyphen)
+			return syscall.EINVAL
+		}
+		isPtr = sep.Value == "->"
+		fieldOff = i + len(sep.Value)
 	}
 	if !isPtr && hasField {
 		p.log(p.offset+fieldOff, grammar.ErrNosupDatArg)
@@ -91,16 +84,18 @@ func (p *parser) parseBTFArg(varname string, pc *int) syscall.Errno {
 	p.lastBitoffs, p.lastBitsize = 0, 0
 	if hasField {
 		p.offset += fieldOff
-		return p.parseBTFField(field, typ, pc)
+		return p.parseBTFField(c.Links, typ, pc)
 	}
 	return 0
 }
 
 // parseBTFField follows a member chain ("a.b->c") from a pointer type,
-// adding one dereference per "->" hop (parse_btf_field).
-func (p *parser) parseBTFField(fieldname string, typ btf.Type, pc *int) syscall.Errno {
+// adding one dereference per "->" hop (parse_btf_field). links are the
+// chain's separators and members after the name.
+func (p *parser) parseBTFField(links []*grammar.Link, typ btf.Type, pc *int) syscall.Errno {
 	ins := &p.prog.ins
 	code := *pc
+	k := 0
 	more := true
 	for more {
 		ptr, ok := typ.(*btf.Pointer)
@@ -111,9 +106,18 @@ func (p *parser) parseBTFField(fieldname string, typ btf.Type, pc *int) syscall.
 		typ = btf.UnderlyingType(ptr.Target)
 		var bitoffs uint32
 		for {
-			name, next, nextOff, hasNext, isPtr, errno := p.splitField(fieldname)
-			if errno != 0 {
-				return errno
+			// split_next_field on the rest of the chain.
+			name := links[k].Field.Value
+			hasNext := k+1 < len(links)
+			isPtr, nextOff := false, 0
+			if hasNext {
+				sep := links[k+1].Sep.Value
+				if sep == "-" {
+					p.log(p.offset+len(name), grammar.ErrBadHyphen)
+					return syscall.EINVAL
+				}
+				isPtr = sep == "->"
+				nextOff = len(name) + len(sep)
 			}
 			m, anon, ok := findMember(typ, name)
 			if !ok {
@@ -134,7 +138,7 @@ func (p *parser) parseBTFField(fieldname string, typ btf.Type, pc *int) syscall.
 				// position is lost for every later error.
 				p.offset = garbageOffset
 			}
-			fieldname = next
+			k++
 			more = hasNext
 			if isPtr || !hasNext {
 				break

@@ -8,7 +8,7 @@ import (
 
 // finalize is finalize_fetch_insn: turns the loaded value into a store
 // (string, memory or raw), then adds the bitfield and array steps and END.
-func (p *parser) finalize(pc *int, a *Arg, typeName string, hasType bool, typeOffset int) syscall.Errno {
+func (p *parser) finalize(pc *int, a *Arg, bf *grammar.Bitfield, hasType bool, typeOffset int) syscall.Errno {
 	ins := &p.prog.ins
 	code := *pc
 	tOff := p.offset + typeOffset
@@ -73,7 +73,7 @@ func (p *parser) finalize(pc *int, a *Arg, typeName string, hasType bool, typeOf
 	scode := code
 
 	if hasType {
-		if !p.parseBitfield(typeName, a.Type, &code) {
+		if bf != nil && !p.parseBitfield(bf, a.Type, &code) {
 			p.log(tOff, grammar.ErrBadBitfield)
 			return syscall.EINVAL
 		}
@@ -114,19 +114,16 @@ func (p *parser) finalize(pc *int, a *Arg, typeName string, hasType bool, typeOf
 }
 
 // parseBitfield is __parse_bitfield_probe_arg for a "b<W>@<O>/<C>" type:
-// appends the MOD_BF step. It reports false for a malformed bitfield, one
-// wider than its container, or no room left in the program.
-func (p *parser) parseBitfield(t string, typ *Type, pc *int) bool {
-	if t == "" || t[0] != 'b' {
-		return true
-	}
-	bw, tail := simpleStrtoul(t[1:], 0)
-	if bw == 0 || tail == "" || tail[0] != '@' {
+// appends the MOD_BF step. It reports false for a malformed bitfield (the
+// width and offset are simple_strtoul numbers that must fill their parts),
+// one wider than its container, or no room left in the program.
+func (p *parser) parseBitfield(bf *grammar.Bitfield, typ *Type, pc *int) bool {
+	bw, tail := simpleStrtoul(bf.Width.Value, 0)
+	if bw == 0 || tail != "" || bf.At.Value == "" {
 		return false
 	}
-	bf := tail[1:]
-	bo, tail := simpleStrtoul(bf, 0)
-	if len(tail) == len(bf) || tail == "" || tail[0] != '/' {
+	bo, tail := simpleStrtoul(bf.Offs.Value, 0)
+	if bf.Offs.Value == "" || tail != "" || bf.Slash.Value == "" {
 		return false
 	}
 	code := *pc + 1

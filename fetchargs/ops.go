@@ -42,7 +42,7 @@ const (
 	OpLpArray // Param: element count
 	OpTPArg   // event field (eprobes)
 	OpEnd
-	OpNopSymbol // Data: "sym[+-off]" for the following OpImm, resolved at registration
+	OpNopSymbol // Data: "sym[+-off]" for the following OpImm, resolved at registration; Param: where the offset starts
 )
 
 var opNames = [...]string{

@@ -53,7 +53,8 @@ type parser struct {
 	r      rules
 	flags  uint
 	lg     logger
-	offset int // ctx->offset: caret base inside the token
+	text   string // the argument token
+	offset int    // ctx->offset: caret base inside the token
 	prog   *program
 	prev   []*Arg
 
@@ -67,16 +68,22 @@ func (p *parser) log(off int, c grammar.Code) { p.lg.log(off, c) }
 // Parse parses and type-checks one argument token (the kernel's
 // traceprobe_parse_probe_arg): index is its position in the expanded
 // argument list and prev the arguments already accepted for this probe.
-// Errors are *grammar.Error (or *LogError when several error_log entries
-// are written) attributed to tok.LogIndex.
+// The token is parsed by the grammar (grammar.ParseArgument); the checks
+// here run over its tree in the kernel's order. Errors are *grammar.Error
+// (or *LogError when several error_log entries are written) attributed to
+// tok.LogIndex.
 func Parse(ctx *Context, tok Token, index int, prev []*Arg) (*Arg, error) {
 	if ctx == nil || ctx.Model == nil || ctx.Model.Arch() == nil {
 		return nil, fmt.Errorf("fetchargs: parsing %q: %w", tok.Text, errNoModel)
 	}
-	p := &parser{c: ctx, r: ctx.rulesOf(), flags: ctx.flags(), prev: prev}
+	tree, err := grammar.ParseArgument(tok.Text)
+	if err != nil {
+		return nil, fmt.Errorf("fetchargs: %w", err)
+	}
+	p := &parser{c: ctx, r: ctx.rulesOf(), flags: ctx.flags(), prev: prev, text: tok.Text}
 	ctx.prevIdx.update(prev)
 	p.lg.index = tok.LogIndex
-	a, errno := p.parseArg(tok.Text, index)
+	a, errno := p.parseArg(tree, index)
 	if p.prog != nil {
 		// The argument holds a copy of the ops (program.ops).
 		putProgram(p.prog)
@@ -95,10 +102,21 @@ func Parse(ctx *Context, tok Token, index int, prev []*Arg) (*Arg, error) {
 	return a, nil
 }
 
+// fetchEnd is the end of the fetch part of the argument: its ':' or the
+// end of the text.
+func (p *parser) fetchEnd(t *grammar.Argument) int {
+	if t.Colon.Value != "" {
+		return t.Colon.Pos.Offset
+	}
+	return len(p.text)
+}
+
 // parseArg is traceprobe_parse_probe_arg: the name part, then the body.
-func (p *parser) parseArg(text string, index int) (*Arg, syscall.Errno) {
-	var name, body string
-	if eq := strings.IndexByte(text, '='); eq >= 0 {
+func (p *parser) parseArg(t *grammar.Argument, index int) (*Arg, syscall.Errno) {
+	var name string
+	body := 0
+	if t.Eq.Value != "" {
+		eq := t.Eq.Pos.Offset
 		if eq > maxArgNameLen {
 			p.log(0, grammar.ErrArgNameTooLong)
 			return nil, syscall.EINVAL
@@ -107,13 +125,12 @@ func (p *parser) parseArg(text string, index int) (*Arg, syscall.Errno) {
 			p.log(0, grammar.ErrNoArgName)
 			return nil, syscall.EINVAL
 		}
-		name, body = text[:eq], text[eq+1:]
-		p.offset = eq + 1
+		name = t.Name.Value
+		body = eq + 1
 	} else {
-		name = p.generateName(text, index)
-		body = text
-		p.offset = 0
+		name = p.generateName(p.text[:p.fetchEnd(t)], index)
 	}
+	p.offset = body
 	if !isGoodName(name) {
 		p.log(0, grammar.ErrBadArgName)
 		return nil, syscall.EINVAL
@@ -128,7 +145,7 @@ func (p *parser) parseArg(text string, index int) (*Arg, syscall.Errno) {
 		p.log(0, grammar.ErrUsedArgName)
 		return nil, syscall.EINVAL
 	}
-	a, errno := p.parseBody(body)
+	a, errno := p.parseBody(t, body)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -136,62 +153,57 @@ func (p *parser) parseArg(text string, index int) (*Arg, syscall.Errno) {
 	return a, 0
 }
 
-// generateName names an argument given without "name=": the body up to
-// its first ':' when that is an identifier (BTF-capable kernels), else
-// "arg<index+1>".
-func (p *parser) generateName(text string, index int) string {
-	if p.r.btfArgs {
-		end := strings.IndexByte(text, ':')
-		if end < 0 {
-			end = len(text)
-		}
-		if isGoodName(text[:end]) {
-			return text[:end]
-		}
+// generateName names an argument given without "name=": its fetch part
+// (the text up to the first ':') when that is an identifier (BTF-capable
+// kernels), else "arg<index+1>".
+func (p *parser) generateName(fetch string, index int) string {
+	if p.r.btfArgs && isGoodName(fetch) {
+		return fetch
 	}
 	return "arg" + strconv.Itoa(index+1)
 }
 
-// parseBody is traceprobe_parse_probe_arg_body.
-func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
-	if len(body) > p.r.maxArgStrLen {
+// parseBody is traceprobe_parse_probe_arg_body; body is the offset of the
+// text after "name=".
+func (p *parser) parseBody(t *grammar.Argument, body int) (*Arg, syscall.Errno) {
+	text := p.text[body:]
+	if len(text) > p.r.maxArgStrLen {
 		p.log(p.offset, grammar.ErrArgTooLong)
 		return nil, p.r.argTooLongErrno
-	} else if body == "" {
+	} else if text == "" {
 		p.log(p.offset, grammar.ErrNoArgBody)
 		return nil, syscall.EINVAL
 	}
 	bodyOffset := p.offset
-	a := &Arg{Body: body}
+	a := &Arg{Body: text}
 
-	// Split the type: the first ':' starts it, '[' an array count.
-	arg := body
-	typeName, hasType := "", false
-	typeOffset := 0
-	if t := strings.IndexByte(body, ':'); t >= 0 {
-		arg = body[:t]
-		typeName, hasType = body[t+1:], true
-		typeOffset = t + 1
-		if b := strings.IndexByte(typeName, '['); b >= 0 {
-			countText := typeName[b+1:]
-			countOffset := typeOffset + b + 1
-			typeName = typeName[:b]
-			cl := strings.IndexByte(countText, ']')
-			if cl < 0 {
-				p.log(p.offset+countOffset+len(countText), grammar.ErrArrayNoClose)
+	// The type: after the first ':', with an array count after '['.
+	hasType := t.Colon.Value != ""
+	typeName, typeOffset := "", 0
+	var typ *grammar.Type
+	if hasType {
+		typ = t.Type
+		typeOffset = t.Colon.Pos.Offset + 1 - body
+		typeName = p.text[t.Colon.Pos.Offset+1:]
+		if typ != nil && typ.Array != nil {
+			arr := typ.Array
+			typeName = p.text[t.Colon.Pos.Offset+1 : arr.Pos.Offset]
+			count := arr.Pos.Offset + 1
+			if arr.Close.Value == "" {
+				p.log(len(p.text), grammar.ErrArrayNoClose)
 				return nil, syscall.EINVAL
 			}
-			if cl+1 != len(countText) {
-				p.log(p.offset+countOffset+cl+1, grammar.ErrBadArraySuffix)
+			if arr.Trail.Value != "" {
+				p.log(arr.Close.Pos.Offset+1, grammar.ErrBadArraySuffix)
 				return nil, syscall.EINVAL
 			}
-			n, e := kstrtouint(countText[:cl], 0)
+			n, e := kstrtouint(arr.Count.Value, 0)
 			if e != 0 || n == 0 {
-				p.log(p.offset+countOffset, grammar.ErrBadArrayNum)
+				p.log(count, grammar.ErrBadArrayNum)
 				return nil, syscall.EINVAL
 			}
 			if n > maxArrayLen {
-				p.log(p.offset+countOffset, grammar.ErrArrayTooBig)
+				p.log(count, grammar.ErrArrayTooBig)
 				return nil, syscall.EINVAL
 			}
 			a.Count = int(n)
@@ -200,7 +212,9 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 	a.TypeName = typeName
 
 	// $comm and immediate strings can only be strings.
-	if arg == "$comm" || arg == "$COMM" || strings.HasPrefix(arg, `\"`) {
+	f := t.Fetch
+	fetch := p.text[body:p.fetchEnd(t)]
+	if fetch == "$comm" || fetch == "$COMM" || (f != nil && f.ImmStr != nil) {
 		if a.Count > 0 || (hasType && typeName != "string") {
 			if p.r.needStringLog {
 				p.log(p.offset+typeOffset, grammar.ErrNeedStringType)
@@ -209,7 +223,7 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 		}
 		a.Type = findType("string", p.r)
 	} else {
-		a.Type = findTypeOpt(typeName, hasType, p.r)
+		a.Type = findTypeOf(typ, typeName, hasType, p.r)
 	}
 	if a.Type == nil {
 		p.log(p.offset+typeOffset, grammar.ErrBadType)
@@ -230,7 +244,7 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 	p.prog = getProgram()
 	pc := 0
 	p.lastType = nil
-	if errno := p.parseProbeArg(arg, &pc); errno != 0 {
+	if errno := p.parseProbeArg(f, p.fetchEnd(t), &pc); errno != 0 {
 		return nil, errno
 	}
 	if !p.r.stickyOffset {
@@ -259,7 +273,11 @@ func (p *parser) parseBody(body string) (*Arg, syscall.Errno) {
 	if a.Count > 0 {
 		a.Size *= a.Count
 	}
-	if errno := p.finalize(&pc, a, typeName, hasType, typeOffset); errno != 0 {
+	var bf *grammar.Bitfield
+	if typ != nil {
+		bf = typ.Bitfield
+	}
+	if errno := p.finalize(&pc, a, bf, hasType, typeOffset); errno != 0 {
 		return nil, errno
 	}
 	a.Ops = p.prog.ops()
@@ -296,46 +314,76 @@ func findTypeOpt(name string, has bool, r rules) *Type {
 	return findType(name, r)
 }
 
-// parseProbeArg is the kernel's recursive parse_probe_arg; pc indexes the
+// findTypeOf is find_fetch_type for the parsed type of an argument: a
+// bitfield resolves to u8/u16/u32/u64 by its container size, parsed like
+// kstrtoul(…, 0).
+func findTypeOf(t *grammar.Type, name string, has bool, r rules) *Type {
+	if t == nil || t.Bitfield == nil {
+		return findTypeOpt(name, has, r)
+	}
+	bf := t.Bitfield
+	if bf.Slash.Value == "" {
+		return nil
+	}
+	bs, e := kstrtoul(bf.Container.Value, 0)
+	if e != 0 {
+		return nil
+	}
+	switch bs {
+	case 8:
+		return findType("u8", r)
+	case 16:
+		return findType("u16", r)
+	case 32:
+		return findType("u32", r)
+	case 64:
+		return findType("u64", r)
+	}
+	return nil
+}
+
+// parseProbeArg is the kernel's recursive parse_probe_arg over one parsed
+// fetch form (nil for an empty one) whose text ends at end; pc indexes the
 // current instruction.
-func (p *parser) parseProbeArg(arg string, pc *int) syscall.Errno {
+func (p *parser) parseProbeArg(f *grammar.FetchArg, end int, pc *int) syscall.Errno {
 	ins := &p.prog.ins
 	code := *pc
 	var ret syscall.Errno
-	var c0 byte
-	if arg != "" {
-		c0 = arg[0]
-	}
-	switch c0 {
-	case '$':
-		ret = p.parseProbeVars(arg, pc)
-	case '%':
+	switch {
+	case f == nil:
+	case f.Var != nil:
+		ret = p.parseProbeVars(f, end, pc)
+	case f.Reg != nil:
 		if p.flags&(flTevent|flFprobe) != 0 {
 			// fprobes have no registers: logged, then reported again
 			// below as an unparsed argument.
 			p.log(p.offset, grammar.ErrBadVar)
 			break
 		}
-		off, ok := p.c.Model.Arch().RegOffset(arg[1:])
+		off, ok := p.c.Model.Arch().RegOffset(f.Reg.Name.Value)
 		if !ok {
 			p.log(p.offset, grammar.ErrBadRegName)
 			return syscall.EINVAL
 		}
 		ins[code] = Op{Code: OpReg, Param: uint32(off)}
-	case '@':
+	case f.Mem != nil:
+		m := f.Mem
 		switch {
-		case len(arg) > 1 && isDigit(arg[1]):
-			v, e := kstrtoul(arg[1:], 0)
+		case m.Addr.Value != "":
+			v, e := kstrtoul(m.Addr.Value, 0)
 			if e != 0 {
 				p.log(p.offset, grammar.ErrBadMemAddr)
 				return e
 			}
 			ins[code] = Op{Code: OpImm, Imm: v}
-		case len(arg) > 1 && arg[1] == '+':
+		case m.File != nil:
 			p.log(p.offset, grammar.ErrFileOnKprobe)
 			return syscall.EINVAL
 		default:
-			ins[code] = Op{Code: OpNopSymbol, Data: arg[1:]}
+			// The symbol and its offset are resolved when the probe
+			// is registered (ResolveSymbols); Param is where the
+			// offset starts in Data.
+			ins[code] = Op{Code: OpNopSymbol, Data: m.Symbol.Value + m.Offset.Value, Param: uint32(len(m.Symbol.Value))}
 			code++
 			if code == progEnd {
 				p.log(p.offset, grammar.ErrTooManyOps)
@@ -350,40 +398,36 @@ func (p *parser) parseProbeArg(arg string, pc *int) syscall.Errno {
 		}
 		*pc = code
 		ins[code] = Op{Code: OpDeref}
-	case '+', '-':
-		return p.parseDeref(arg, pc)
-	case '\\':
-		if len(arg) > 1 && arg[1] == '"' {
-			s := arg[2:]
-			if s == "" || s[len(s)-1] != '"' {
-				p.log(p.offset+2+len(s), grammar.ErrImmstrNoClose)
-				return syscall.EINVAL
-			}
-			if s != "" {
-				s = s[:len(s)-1]
-			}
-			ins[code] = Op{Code: OpData, Data: s}
+	case f.Deref != nil:
+		return p.parseDeref(f.Deref, pc)
+	case f.ImmStr != nil:
+		s := f.ImmStr.Text.Value
+		if s == "" || s[len(s)-1] != '"' {
+			p.log(p.offset+2+len(s), grammar.ErrImmstrNoClose)
+			return syscall.EINVAL
+		}
+		ins[code] = Op{Code: OpData, Data: s[:len(s)-1]}
+	case f.Imm != nil:
+		v, e := strToImmediate(f.Imm.Value.Value)
+		if e != 0 {
+			p.log(p.offset+1, grammar.ErrBadImm)
+			ret = e
 		} else {
-			v, e := strToImmediate(arg[1:])
-			if e != 0 {
-				p.log(p.offset+1, grammar.ErrBadImm)
-				ret = e
-			} else {
-				ins[code] = Op{Code: OpImm, Imm: v}
-			}
+			ins[code] = Op{Code: OpImm, Imm: v}
 		}
-	default:
-		if p.r.newParser && (isAlpha(c0) || c0 == '_') {
-			if !isFunctionEntry(p.flags) && !isFunctionReturn(p.flags) {
-				p.log(p.offset, grammar.ErrNosupBTFArg)
-				return syscall.EINVAL
-			}
-			if !p.r.btfArgs {
-				p.log(p.offset, grammar.ErrNosupBTFArg)
-				return syscall.EOPNOTSUPP
-			}
-			ret = p.parseBTFArg(arg, pc)
+	case f.BTF != nil:
+		if !p.r.newParser {
+			break
 		}
+		if !isFunctionEntry(p.flags) && !isFunctionReturn(p.flags) {
+			p.log(p.offset, grammar.ErrNosupBTFArg)
+			return syscall.EINVAL
+		}
+		if !p.r.btfArgs {
+			p.log(p.offset, grammar.ErrNosupBTFArg)
+			return syscall.EOPNOTSUPP
+		}
+		ret = p.parseBTFArg(f.BTF, "", f.Pos.Offset, pc)
 	}
 	if ret == 0 && ins[code].Code == OpNop {
 		p.log(p.offset, grammar.ErrBadFetchArg)
@@ -395,47 +439,39 @@ func (p *parser) parseProbeArg(arg string, pc *int) syscall.Errno {
 // parseDeref handles "+OFFS(…)", "-OFFS(…)" and the user-memory forms
 // "+uOFFS(…)", "-uOFFS(…)", including the kernel's caret bookkeeping that
 // is one column short for the 'u' forms and for "+-OFFS(".
-func (p *parser) parseDeref(s string, pc *int) syscall.Errno {
+func (p *parser) parseDeref(d *grammar.Deref, pc *int) syscall.Errno {
 	ins := &p.prog.ins
 	deref := OpDeref
-	// v is the text the kernel continues with after dropping the 'u' and a
-	// leading '+'.
-	var v string
-	user := len(s) > 1 && s[1] == 'u'
-	if user {
+	if d.User.Value != "" {
 		deref = OpUDeref
-		v = string(s[0]) + s[2:]
-	} else {
-		v = s
 	}
-	if v[0] == '+' {
-		v = v[1:]
+	// The kernel drops the 'u' and a leading '+', and reads the offset
+	// with kstrtol up to the '('.
+	num := d.Offs.Value
+	if d.Sign.Value == "-" {
+		num = "-" + num
 	}
-	t := strings.IndexByte(v, '(')
-	if t < 0 {
+	if d.Open.Value == "" {
 		p.log(p.offset, grammar.ErrDerefNeedBrace)
 		return syscall.EINVAL
 	}
-	off, e := kstrtol(v[:t], 0)
+	off, e := kstrtol(num, 0)
 	if e != 0 {
 		p.log(p.offset, grammar.ErrBadDerefOffs)
 		return e
 	}
-	adv := t + 1
-	if v[0] != '-' {
+	adv := len(num) + 1
+	if num == "" || num[0] != '-' {
 		adv++
 	}
 	p.offset += adv
-	inner := v[t+1:]
-	r := strings.LastIndexByte(inner, ')')
-	if r < 0 {
-		p.log(p.offset+len(inner), grammar.ErrDerefOpenBrace)
+	if d.Close.Value == "" {
+		p.log(p.offset+len(d.Unclosed.Value), grammar.ErrDerefOpenBrace)
 		return syscall.EINVAL
 	}
-	inner = inner[:r]
 	cur := p.offset
 	code := *pc
-	if errno := p.parseProbeArg(inner, &code); errno != 0 {
+	if errno := p.parseProbeArg(d.Inner, d.Close.Pos.Offset, &code); errno != 0 {
 		return errno
 	}
 	p.offset = cur
@@ -469,11 +505,12 @@ func strToImmediate(s string) (uint64, syscall.Errno) {
 	return 0, syscall.EINVAL
 }
 
-// parseProbeVars parses "$…" variables; orig starts with '$'.
-func (p *parser) parseProbeVars(orig string, pc *int) syscall.Errno {
+// parseProbeVars parses "$…" variables: which variable the text after
+// '$' names is decided by the kernel's prefix tests, in its order.
+func (p *parser) parseProbeVars(f *grammar.FetchArg, end int, pc *int) syscall.Errno {
 	ins := &p.prog.ins
 	code := *pc
-	arg := orig[1:]
+	arg := p.text[f.Pos.Offset+1 : end]
 	errCode := grammar.ErrBadVar
 	maxStack := p.c.paramMaxStack()
 
@@ -488,7 +525,7 @@ func (p *parser) parseProbeVars(orig string, pc *int) syscall.Errno {
 				ins[code] = Op{Code: OpRetval}
 				return 0
 			}
-			return p.parseBTFArg(orig, pc)
+			return p.parseBTFArg(f.Var.Name, "$", f.Pos.Offset, pc)
 		}
 	} else if arg == "retval" {
 		if p.flags&flReturn == 0 {

@@ -2,7 +2,6 @@ package fetchargs
 
 import (
 	"fmt"
-	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/kernel"
@@ -21,9 +20,10 @@ func (a *Arg) ResolveSymbols(m *kernel.Model) error {
 		if i+1 >= len(a.Ops) || a.Ops[i+1].Code != OpImm {
 			return fmt.Errorf("fetch arg %s: symbol %q: %w", a.Name, a.Ops[i].Data, syscall.EINVAL)
 		}
+		// Param is where the grammar found the offset in Data.
 		sym := a.Ops[i].Data
 		var off int64
-		if j := strings.IndexAny(sym, "+-"); j >= 0 {
+		if j := int(a.Ops[i].Param); j < len(sym) {
 			v, e := kstrtol(sym[j:], 0)
 			if e != 0 {
 				return fmt.Errorf("fetch arg %s: symbol offset %q: %w", a.Name, sym, e)

@@ -1,6 +1,6 @@
 package fetchargs
 
-import "strings"
+import "github.com/ktrace-dev/ktrace/grammar"
 
 // Type is a fetch type of the kernel's probe_fetch_types table: how a
 // fetched value is stored in the record and printed.
@@ -42,36 +42,18 @@ const defaultType = "x64"
 // LookupType returns the fetch type named name as the newest kernel knows
 // it, or nil. Bitfield types ("b<W>@<O>/<C>") resolve to their container.
 func LookupType(name string) *Type {
-	return findType(name, rules{charType: true})
+	t, err := grammar.ParseType(name)
+	if err != nil {
+		return nil
+	}
+	return findTypeOf(t, name, false, rules{charType: true})
 }
 
-// findType is the kernel's find_fetch_type: "" means the default type; a
-// bitfield resolves to u8/u16/u32/u64 by its container size, parsed like
-// kstrtoul(…, 0).
+// findType is the kernel's find_fetch_type for a type name ("" means the
+// default type); bitfields are findTypeOf's.
 func findType(name string, r rules) *Type {
 	if name == "" {
 		name = defaultType
-	}
-	if name[0] == 'b' {
-		i := strings.IndexByte(name, '/')
-		if i < 0 {
-			return nil
-		}
-		bs, e := kstrtoul(name[i+1:], 0)
-		if e != 0 {
-			return nil
-		}
-		switch bs {
-		case 8:
-			return findType("u8", r)
-		case 16:
-			return findType("u16", r)
-		case 32:
-			return findType("u32", r)
-		case 64:
-			return findType("u64", r)
-		}
-		return nil
 	}
 	if name == "char" && !r.charType {
 		return nil

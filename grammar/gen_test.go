@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite parser_gen.go")
 
 // grammarRoots are the structs with a generated parser; the structs they
 // reference get one too.
-var grammarRoots = []any{Head{}, KprobePlace{}, FprobePlace{}, UprobePlace{}, EprobePlace{}, Removal{}}
+var grammarRoots = []any{Head{}, KprobePlace{}, FprobePlace{}, UprobePlace{}, EprobePlace{}, Removal{}, Argument{}}
 
 func TestGeneratedParser(t *testing.T) {
 	src, err := generateParsers()

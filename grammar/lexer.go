@@ -26,35 +26,66 @@ import (
 // Token types: one punctuation type for the separators, and the roles of
 // the text between them.
 const (
-	tokPunct  lexer.TokenType = -(iota + 2)
-	tokKind                   // argv[0][0]: the command letter
-	tokPrefix                 // argv[0] between the letter and the first ':'
-	tokGroup                  // GRP of GRP/EVENT or GRP.EVENT
-	tokEvent                  // EVENT
-	tokAddr                   // a whole place kstrtoul accepts
-	tokModule                 // MOD of MOD:SYM
-	tokSymbol                 // SYM
-	tokOffset                 // +OFFS or -OFFS after a symbol (sign included)
-	tokSuffix                 // the text after a place's '%'
-	tokPath                   // a uprobe's PATH
-	tokText                   // any other text
-	tokLast
+	tokPunct     lexer.TokenType = -(iota + 2)
+	tokKind                      // argv[0][0]: the command letter
+	tokPrefix                    // argv[0] between the letter and the first ':'
+	tokGroup                     // GRP of GRP/EVENT or GRP.EVENT
+	tokEvent                     // EVENT
+	tokAddr                      // a whole place kstrtoul accepts
+	tokModule                    // MOD of MOD:SYM
+	tokSymbol                    // SYM
+	tokOffset                    // +OFFS or -OFFS after a symbol (sign included)
+	tokSuffix                    // the text after a place's '%'
+	tokPath                      // a uprobe's PATH
+	tokText                      // any other text
+	tokName                      // an argument's NAME before '='
+	tokReg                       // a register name after '%'
+	tokField                     // a BTF name or member between '.' and '->'
+	tokDerefOffs                 // the OFFS of +OFFS(...) (no sign, no 'u')
+	tokUser                      // the 'u' of +uOFFS(...)
+	tokImm                       // an immediate after '\\'
+	tokStr                       // an immediate string after '\\"'
+	tokBackslash                 // '\\'
+	tokQuote                     // '"'
+	tokType                      // a fetch type name
+	tokBits                      // the 'b' of a bitfield type
+	tokWidth                     // a bitfield's width
+	tokBitoffs                   // a bitfield's bit offset
+	tokContainer                 // a bitfield's container size
+	tokCount                     // an array's element count
+	tokUnclosed                  // the text after a '(' that has no ')'
 )
 
 var tokenNames = map[string]lexer.TokenType{
-	"EOF":    lexer.EOF,
-	"Punct":  tokPunct,
-	"Kind":   tokKind,
-	"Prefix": tokPrefix,
-	"Group":  tokGroup,
-	"Event":  tokEvent,
-	"Addr":   tokAddr,
-	"Module": tokModule,
-	"Symbol": tokSymbol,
-	"Offset": tokOffset,
-	"Suffix": tokSuffix,
-	"Path":   tokPath,
-	"Text":   tokText,
+	"EOF":       lexer.EOF,
+	"Punct":     tokPunct,
+	"Kind":      tokKind,
+	"Prefix":    tokPrefix,
+	"Group":     tokGroup,
+	"Event":     tokEvent,
+	"Addr":      tokAddr,
+	"Module":    tokModule,
+	"Symbol":    tokSymbol,
+	"Offset":    tokOffset,
+	"Suffix":    tokSuffix,
+	"Path":      tokPath,
+	"Text":      tokText,
+	"Name":      tokName,
+	"Reg":       tokReg,
+	"Field":     tokField,
+	"DerefOffs": tokDerefOffs,
+	"User":      tokUser,
+	"Imm":       tokImm,
+	"Str":       tokStr,
+	"Backslash": tokBackslash,
+	"Quote":     tokQuote,
+	"Type":      tokType,
+	"Bits":      tokBits,
+	"Width":     tokWidth,
+	"Bitoffs":   tokBitoffs,
+	"Container": tokContainer,
+	"Count":     tokCount,
+	"Unclosed":  tokUnclosed,
 }
 
 // scanner cuts the text of one construct into tokens.
@@ -284,4 +315,177 @@ func indexByteFrom(s string, c byte, from int) int {
 		}
 	}
 	return -1
+}
+
+// scanArgument lexes a fetch argument in traceprobe_parse_probe_arg's
+// order: the first '=' ends the name, the first ':' after it starts the
+// type, and the fetch part between is lexed by its first byte.
+func scanArgument(s string, l *tokenList) {
+	b := 0
+	if eq := indexByteFrom(s, '=', 0); eq >= 0 {
+		l.add(tokName, 0, eq)
+		l.punct(eq)
+		b = eq + 1
+	}
+	end := indexByteFrom(s, ':', b)
+	if end < 0 {
+		end = len(s)
+	}
+	scanFetch(s, b, end, l)
+	if end < len(s) {
+		l.punct(end)
+		scanType(s, end+1, l)
+	}
+}
+
+// scanFetch lexes the fetch part s[i:end] by its first byte, as
+// parse_probe_arg switches on it.
+func scanFetch(s string, i, end int, l *tokenList) {
+	if i >= end {
+		return
+	}
+	switch c := s[i]; {
+	case c == '$':
+		l.punct(i)
+		scanChain(s, i+1, end, l)
+	case c == '%':
+		l.punct(i)
+		l.add(tokReg, i+1, end)
+	case c == '@':
+		l.punct(i)
+		switch {
+		case i+1 < end && isDigit(s[i+1]):
+			l.add(tokAddr, i+1, end)
+		case i+1 < end && s[i+1] == '+':
+			l.punct(i + 1)
+			l.add(tokText, i+2, end)
+		default:
+			// @SYM[+|-OFFS]: the first '+' or '-' starts the offset.
+			j := i + 1
+			for j < end && s[j] != '+' && s[j] != '-' {
+				j++
+			}
+			l.add(tokSymbol, i+1, j)
+			l.add(tokOffset, j, end)
+		}
+	case c == '+' || c == '-':
+		scanDeref(s, i, end, l)
+	case c == '\\':
+		l.add(tokBackslash, i, i+1)
+		if i+1 < end && s[i+1] == '"' {
+			l.add(tokQuote, i+1, i+2)
+			l.add(tokStr, i+2, end)
+		} else {
+			l.add(tokImm, i+1, end)
+		}
+	case isAlpha(c) || c == '_':
+		scanChain(s, i, end, l)
+	default:
+		l.add(tokText, i, end)
+	}
+}
+
+// scanDeref lexes +|-[u]OFFS(FETCHARG)TRAIL: the first '(' ends the
+// offset, and the last ')' closes the inner argument (strrchr).
+func scanDeref(s string, i, end int, l *tokenList) {
+	l.punct(i)
+	i++
+	if i < end && s[i] == 'u' {
+		l.add(tokUser, i, i+1)
+		i++
+	}
+	open := indexByteFrom(s[:end], '(', i)
+	if open < 0 {
+		l.add(tokDerefOffs, i, end)
+		return
+	}
+	l.add(tokDerefOffs, i, open)
+	l.punct(open)
+	cl := -1
+	for j := end - 1; j > open; j-- {
+		if s[j] == ')' {
+			cl = j
+			break
+		}
+	}
+	if cl < 0 {
+		// The kernel stops here (DEREF_OPEN_BRACE): the rest is not
+		// an argument.
+		l.always(tokUnclosed, open+1, end)
+		return
+	}
+	scanFetch(s, open+1, cl, l)
+	l.punct(cl)
+	l.add(tokText, cl+1, end)
+}
+
+// scanChain lexes NAME(->FIELD|.FIELD)*: a name or member runs up to the
+// next '.' or '-'; "->" is one separator, a '-' without '>' a stray one
+// (split_next_field).
+func scanChain(s string, i, end int, l *tokenList) {
+	for first := true; ; first = false {
+		j := i
+		for j < end && s[j] != '.' && s[j] != '-' {
+			j++
+		}
+		if first {
+			// The name is there even when empty ("$", "$->x").
+			l.always(tokField, i, j)
+		} else {
+			l.add(tokField, i, j)
+		}
+		if j >= end {
+			return
+		}
+		if s[j] == '-' && j+1 < end && s[j+1] == '>' {
+			l.add(tokPunct, j, j+2)
+			i = j + 2
+		} else {
+			l.punct(j)
+			i = j + 1
+		}
+	}
+}
+
+// scanType lexes TYPE[[N]] from s[i]: the first '[' starts the array
+// count, up to the first ']'. A type name starting with 'b' is a bitfield
+// b<WIDTH>@<OFFS>/<CONTAINER>: the container follows the first '/', the
+// offset the first '@' before it.
+func scanType(s string, i int, l *tokenList) {
+	end := indexByteFrom(s, '[', i)
+	if end < 0 {
+		end = len(s)
+	}
+	if i < end && s[i] == 'b' {
+		l.add(tokBits, i, i+1)
+		slash := indexByteFrom(s[:end], '/', i)
+		if slash < 0 {
+			slash = end
+		}
+		if at := indexByteFrom(s[:slash], '@', i); at >= 0 {
+			l.add(tokWidth, i+1, at)
+			l.punct(at)
+			l.add(tokBitoffs, at+1, slash)
+		} else {
+			l.add(tokWidth, i+1, slash)
+		}
+		if slash < end {
+			l.punct(slash)
+			l.add(tokContainer, slash+1, end)
+		}
+	} else {
+		l.add(tokType, i, end)
+	}
+	if end == len(s) {
+		return
+	}
+	l.punct(end)
+	cl := indexByteFrom(s, ']', end+1)
+	if cl < 0 {
+		l.add(tokCount, end+1, len(s))
+		return
+	}
+	l.add(tokCount, end+1, cl)
+	l.punct(cl)
+	l.add(tokText, cl+1, len(s))
 }

@@ -96,3 +96,13 @@ func ParseEprobePlace(arg string) (*EprobePlace, error) {
 func ParseRemoval(argv0 string) (*Removal, error) {
 	return parseWith("removal", scanRemoval, (*genParser).parseRemoval, argv0)
 }
+
+// ParseArgument parses one fetch argument.
+func ParseArgument(arg string) (*Argument, error) {
+	return parseWith("fetch argument", scanArgument, (*genParser).parseArgument, arg)
+}
+
+// ParseType parses a fetch type (the text after an argument's ':').
+func ParseType(typ string) (*Type, error) {
+	return parseWith("fetch type", func(s string, l *tokenList) { scanType(s, 0, l) }, (*genParser).parseType, typ)
+}

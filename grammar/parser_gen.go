@@ -495,6 +495,110 @@ func (p *genParser) parseRemoval(n *Removal) int {
 	return r
 }
 
+// parseArgument parses a Argument: (((@Name)? @'='))? (FetchArg)? ((@':' (Type)?))?
+func (p *genParser) parseArgument(n *Argument) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := func() int {
+			i, saved := p.i, *n
+			if func() int {
+				if r := func() int {
+					i, saved := p.i, *n
+					if func() int {
+						t := p.toks[p.i]
+						if t.Type != lexerEOF && (t.Type == tokName) {
+							p.i++
+							n.Name = t
+							return genMatch
+						}
+						return genNoMatch
+					}() != genMatch {
+						p.i, *n = i, saved
+					}
+					return genMatch
+				}(); r != genMatch {
+					return r
+				}
+				if func() int {
+					t := p.toks[p.i]
+					if t.Type != lexerEOF && (t.Value == "=") {
+						p.i++
+						n.Eq = t
+						return genMatch
+					}
+					return genNoMatch
+				}() != genMatch {
+					return genFail
+				}
+				return genMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}(); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				var c FetchArg
+				r := p.parseFetchArg(&c)
+				if r != genNoMatch {
+					cp := c
+					n.Fetch = &cp
+				}
+				return r
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				if r := func() int {
+					t := p.toks[p.i]
+					if t.Type != lexerEOF && (t.Value == ":") {
+						p.i++
+						n.Colon = t
+						return genMatch
+					}
+					return genNoMatch
+				}(); r != genMatch {
+					return r
+				}
+				if func() int {
+					i, saved := p.i, *n
+					if func() int {
+						var c Type
+						r := p.parseType(&c)
+						if r != genNoMatch {
+							cp := c
+							n.Type = &cp
+						}
+						return r
+					}() != genMatch {
+						p.i, *n = i, saved
+					}
+					return genMatch
+				}() != genMatch {
+					return genFail
+				}
+				return genMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
 // parseEventName parses a EventName: (((@Group)? @('/' | '.')))? (@Event)?
 func (p *genParser) parseEventName(n *EventName) int {
 	n.Pos = p.toks[p.i].Pos
@@ -645,6 +749,910 @@ func (p *genParser) parseRefCtr(n *RefCtr) int {
 					return genFail
 				}
 				return genMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseFetchArg parses a FetchArg: Reg | Var | Mem | Deref | ImmStr | Imm | Chain | @Text
+func (p *genParser) parseFetchArg(n *FetchArg) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		failed := false
+		{
+			i, saved := p.i, *n
+			switch func() int {
+				var c Reg
+				r := p.parseReg(&c)
+				if r != genNoMatch {
+					cp := c
+					n.Reg = &cp
+				}
+				return r
+			}() {
+			case genMatch:
+				return genMatch
+			case genFail:
+				failed = true
+			}
+			p.i, *n = i, saved
+		}
+		{
+			i, saved := p.i, *n
+			switch func() int {
+				var c Var
+				r := p.parseVar(&c)
+				if r != genNoMatch {
+					cp := c
+					n.Var = &cp
+				}
+				return r
+			}() {
+			case genMatch:
+				return genMatch
+			case genFail:
+				failed = true
+			}
+			p.i, *n = i, saved
+		}
+		{
+			i, saved := p.i, *n
+			switch func() int {
+				var c Mem
+				r := p.parseMem(&c)
+				if r != genNoMatch {
+					cp := c
+					n.Mem = &cp
+				}
+				return r
+			}() {
+			case genMatch:
+				return genMatch
+			case genFail:
+				failed = true
+			}
+			p.i, *n = i, saved
+		}
+		{
+			i, saved := p.i, *n
+			switch func() int {
+				var c Deref
+				r := p.parseDeref(&c)
+				if r != genNoMatch {
+					cp := c
+					n.Deref = &cp
+				}
+				return r
+			}() {
+			case genMatch:
+				return genMatch
+			case genFail:
+				failed = true
+			}
+			p.i, *n = i, saved
+		}
+		{
+			i, saved := p.i, *n
+			switch func() int {
+				var c ImmStr
+				r := p.parseImmStr(&c)
+				if r != genNoMatch {
+					cp := c
+					n.ImmStr = &cp
+				}
+				return r
+			}() {
+			case genMatch:
+				return genMatch
+			case genFail:
+				failed = true
+			}
+			p.i, *n = i, saved
+		}
+		{
+			i, saved := p.i, *n
+			switch func() int {
+				var c Imm
+				r := p.parseImm(&c)
+				if r != genNoMatch {
+					cp := c
+					n.Imm = &cp
+				}
+				return r
+			}() {
+			case genMatch:
+				return genMatch
+			case genFail:
+				failed = true
+			}
+			p.i, *n = i, saved
+		}
+		{
+			i, saved := p.i, *n
+			switch func() int {
+				var c Chain
+				r := p.parseChain(&c)
+				if r != genNoMatch {
+					cp := c
+					n.BTF = &cp
+				}
+				return r
+			}() {
+			case genMatch:
+				return genMatch
+			case genFail:
+				failed = true
+			}
+			p.i, *n = i, saved
+		}
+		{
+			i, saved := p.i, *n
+			switch func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokText) {
+					p.i++
+					n.Bad = t
+					return genMatch
+				}
+				return genNoMatch
+			}() {
+			case genMatch:
+				return genMatch
+			case genFail:
+				failed = true
+			}
+			p.i, *n = i, saved
+		}
+		if failed {
+			return genFail
+		}
+		return genNoMatch
+	}()
+	n.EndPos = p.toks[p.i].Pos
+	return r
+}
+
+// parseType parses a Type: ((Bitfield | @Type))? (Array)?
+func (p *genParser) parseType(n *Type) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := func() int {
+			i, saved := p.i, *n
+			if func() int {
+				failed := false
+				{
+					i, saved := p.i, *n
+					switch func() int {
+						var c Bitfield
+						r := p.parseBitfield(&c)
+						if r != genNoMatch {
+							cp := c
+							n.Bitfield = &cp
+						}
+						return r
+					}() {
+					case genMatch:
+						return genMatch
+					case genFail:
+						failed = true
+					}
+					p.i, *n = i, saved
+				}
+				{
+					i, saved := p.i, *n
+					switch func() int {
+						t := p.toks[p.i]
+						if t.Type != lexerEOF && (t.Type == tokType) {
+							p.i++
+							n.Name = t
+							return genMatch
+						}
+						return genNoMatch
+					}() {
+					case genMatch:
+						return genMatch
+					case genFail:
+						failed = true
+					}
+					p.i, *n = i, saved
+				}
+				if failed {
+					return genFail
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}(); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				var c Array
+				r := p.parseArray(&c)
+				if r != genNoMatch {
+					cp := c
+					n.Array = &cp
+				}
+				return r
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseReg parses a Reg: '%' (@Reg)?
+func (p *genParser) parseReg(n *Reg) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := p.lit("%"); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokReg) {
+					p.i++
+					n.Name = t
+					return genMatch
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseVar parses a Var: '$' (Chain)?
+func (p *genParser) parseVar(n *Var) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := p.lit("$"); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				var c Chain
+				r := p.parseChain(&c)
+				if r != genNoMatch {
+					cp := c
+					n.Name = &cp
+				}
+				return r
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseMem parses a Mem: '@' (@Addr | FileOffs | ((@Symbol)? (@Offset)?))
+func (p *genParser) parseMem(n *Mem) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := p.lit("@"); r != genMatch {
+			return r
+		}
+		if func() int {
+			failed := false
+			{
+				i, saved := p.i, *n
+				switch func() int {
+					t := p.toks[p.i]
+					if t.Type != lexerEOF && (t.Type == tokAddr) {
+						p.i++
+						n.Addr = t
+						return genMatch
+					}
+					return genNoMatch
+				}() {
+				case genMatch:
+					return genMatch
+				case genFail:
+					failed = true
+				}
+				p.i, *n = i, saved
+			}
+			{
+				i, saved := p.i, *n
+				switch func() int {
+					var c FileOffs
+					r := p.parseFileOffs(&c)
+					if r != genNoMatch {
+						cp := c
+						n.File = &cp
+					}
+					return r
+				}() {
+				case genMatch:
+					return genMatch
+				case genFail:
+					failed = true
+				}
+				p.i, *n = i, saved
+			}
+			{
+				i, saved := p.i, *n
+				switch func() int {
+					if r := func() int {
+						i, saved := p.i, *n
+						if func() int {
+							t := p.toks[p.i]
+							if t.Type != lexerEOF && (t.Type == tokSymbol) {
+								p.i++
+								n.Symbol = t
+								return genMatch
+							}
+							return genNoMatch
+						}() != genMatch {
+							p.i, *n = i, saved
+						}
+						return genMatch
+					}(); r != genMatch {
+						return r
+					}
+					if func() int {
+						i, saved := p.i, *n
+						if func() int {
+							t := p.toks[p.i]
+							if t.Type != lexerEOF && (t.Type == tokOffset) {
+								p.i++
+								n.Offset = t
+								return genMatch
+							}
+							return genNoMatch
+						}() != genMatch {
+							p.i, *n = i, saved
+						}
+						return genMatch
+					}() != genMatch {
+						return genFail
+					}
+					return genMatch
+				}() {
+				case genMatch:
+					return genMatch
+				case genFail:
+					failed = true
+				}
+				p.i, *n = i, saved
+			}
+			if failed {
+				return genFail
+			}
+			return genNoMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseDeref parses a Deref: @('+' | '-') (@User)? (@DerefOffs)? ((@'(' ((FetchArg)? @')' (@Text)? | @Unclosed)))?
+func (p *genParser) parseDeref(n *Deref) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := func() int {
+			t := p.toks[p.i]
+			if t.Type != lexerEOF && (t.Value == "+" || t.Value == "-") {
+				p.i++
+				n.Sign = t
+				return genMatch
+			}
+			return genNoMatch
+		}(); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokUser) {
+					p.i++
+					n.User = t
+					return genMatch
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokDerefOffs) {
+					p.i++
+					n.Offs = t
+					return genMatch
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				if r := func() int {
+					t := p.toks[p.i]
+					if t.Type != lexerEOF && (t.Value == "(") {
+						p.i++
+						n.Open = t
+						return genMatch
+					}
+					return genNoMatch
+				}(); r != genMatch {
+					return r
+				}
+				if func() int {
+					failed := false
+					{
+						i, saved := p.i, *n
+						switch func() int {
+							if r := func() int {
+								i, saved := p.i, *n
+								if func() int {
+									var c FetchArg
+									r := p.parseFetchArg(&c)
+									if r != genNoMatch {
+										cp := c
+										n.Inner = &cp
+									}
+									return r
+								}() != genMatch {
+									p.i, *n = i, saved
+								}
+								return genMatch
+							}(); r != genMatch {
+								return r
+							}
+							if func() int {
+								t := p.toks[p.i]
+								if t.Type != lexerEOF && (t.Value == ")") {
+									p.i++
+									n.Close = t
+									return genMatch
+								}
+								return genNoMatch
+							}() != genMatch {
+								return genFail
+							}
+							if func() int {
+								i, saved := p.i, *n
+								if func() int {
+									t := p.toks[p.i]
+									if t.Type != lexerEOF && (t.Type == tokText) {
+										p.i++
+										n.Trail = t
+										return genMatch
+									}
+									return genNoMatch
+								}() != genMatch {
+									p.i, *n = i, saved
+								}
+								return genMatch
+							}() != genMatch {
+								return genFail
+							}
+							return genMatch
+						}() {
+						case genMatch:
+							return genMatch
+						case genFail:
+							failed = true
+						}
+						p.i, *n = i, saved
+					}
+					{
+						i, saved := p.i, *n
+						switch func() int {
+							t := p.toks[p.i]
+							if t.Type != lexerEOF && (t.Type == tokUnclosed) {
+								p.i++
+								n.Unclosed = t
+								return genMatch
+							}
+							return genNoMatch
+						}() {
+						case genMatch:
+							return genMatch
+						case genFail:
+							failed = true
+						}
+						p.i, *n = i, saved
+					}
+					if failed {
+						return genFail
+					}
+					return genNoMatch
+				}() != genMatch {
+					return genFail
+				}
+				return genMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseImmStr parses a ImmStr: Backslash Quote (@Str)?
+func (p *genParser) parseImmStr(n *ImmStr) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := p.ref(tokBackslash); r != genMatch {
+			return r
+		}
+		if p.ref(tokQuote) != genMatch {
+			return genFail
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokStr) {
+					p.i++
+					n.Text = t
+					return genMatch
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseImm parses a Imm: Backslash (@Imm)?
+func (p *genParser) parseImm(n *Imm) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := p.ref(tokBackslash); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokImm) {
+					p.i++
+					n.Value = t
+					return genMatch
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseChain parses a Chain: @Field (Link)*
+func (p *genParser) parseChain(n *Chain) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := func() int {
+			t := p.toks[p.i]
+			if t.Type != lexerEOF && (t.Type == tokField) {
+				p.i++
+				n.Name = t
+				return genMatch
+			}
+			return genNoMatch
+		}(); r != genMatch {
+			return r
+		}
+		if func() int {
+			k := 0
+			for {
+				i, saved := p.i, *n
+				if func() int {
+					var c Link
+					r := p.parseLink(&c)
+					if r != genNoMatch {
+						cp := c
+						n.Links = append(n.Links, &cp)
+					}
+					return r
+				}() != genMatch {
+					p.i, *n = i, saved
+					break
+				}
+				k++
+			}
+			if k < 0 {
+				return genNoMatch
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	n.EndPos = p.toks[p.i].Pos
+	return r
+}
+
+// parseBitfield parses a Bitfield: Bits (@Width)? ((@'@' (@Bitoffs)?))? ((@'/' (@Container)?))?
+func (p *genParser) parseBitfield(n *Bitfield) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := p.ref(tokBits); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokWidth) {
+					p.i++
+					n.Width = t
+					return genMatch
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				if r := func() int {
+					t := p.toks[p.i]
+					if t.Type != lexerEOF && (t.Value == "@") {
+						p.i++
+						n.At = t
+						return genMatch
+					}
+					return genNoMatch
+				}(); r != genMatch {
+					return r
+				}
+				if func() int {
+					i, saved := p.i, *n
+					if func() int {
+						t := p.toks[p.i]
+						if t.Type != lexerEOF && (t.Type == tokBitoffs) {
+							p.i++
+							n.Offs = t
+							return genMatch
+						}
+						return genNoMatch
+					}() != genMatch {
+						p.i, *n = i, saved
+					}
+					return genMatch
+				}() != genMatch {
+					return genFail
+				}
+				return genMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				if r := func() int {
+					t := p.toks[p.i]
+					if t.Type != lexerEOF && (t.Value == "/") {
+						p.i++
+						n.Slash = t
+						return genMatch
+					}
+					return genNoMatch
+				}(); r != genMatch {
+					return r
+				}
+				if func() int {
+					i, saved := p.i, *n
+					if func() int {
+						t := p.toks[p.i]
+						if t.Type != lexerEOF && (t.Type == tokContainer) {
+							p.i++
+							n.Container = t
+							return genMatch
+						}
+						return genNoMatch
+					}() != genMatch {
+						p.i, *n = i, saved
+					}
+					return genMatch
+				}() != genMatch {
+					return genFail
+				}
+				return genMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseArray parses a Array: '[' (@Count)? ((@']' (@Text)?))?
+func (p *genParser) parseArray(n *Array) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := p.lit("["); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokCount) {
+					p.i++
+					n.Count = t
+					return genMatch
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				if r := func() int {
+					t := p.toks[p.i]
+					if t.Type != lexerEOF && (t.Value == "]") {
+						p.i++
+						n.Close = t
+						return genMatch
+					}
+					return genNoMatch
+				}(); r != genMatch {
+					return r
+				}
+				if func() int {
+					i, saved := p.i, *n
+					if func() int {
+						t := p.toks[p.i]
+						if t.Type != lexerEOF && (t.Type == tokText) {
+							p.i++
+							n.Trail = t
+							return genMatch
+						}
+						return genNoMatch
+					}() != genMatch {
+						p.i, *n = i, saved
+					}
+					return genMatch
+				}() != genMatch {
+					return genFail
+				}
+				return genMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseFileOffs parses a FileOffs: '+' (@Text)?
+func (p *genParser) parseFileOffs(n *FileOffs) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := p.lit("+"); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokText) {
+					p.i++
+					n.Offs = t
+					return genMatch
+				}
+				return genNoMatch
+			}() != genMatch {
+				p.i, *n = i, saved
+			}
+			return genMatch
+		}() != genMatch {
+			return genFail
+		}
+		return genMatch
+	}()
+	return r
+}
+
+// parseLink parses a Link: @('->' | '.' | '-') (@Field)?
+func (p *genParser) parseLink(n *Link) int {
+	n.Pos = p.toks[p.i].Pos
+	r := func() int {
+		if r := func() int {
+			t := p.toks[p.i]
+			if t.Type != lexerEOF && (t.Value == "->" || t.Value == "." || t.Value == "-") {
+				p.i++
+				n.Sep = t
+				return genMatch
+			}
+			return genNoMatch
+		}(); r != genMatch {
+			return r
+		}
+		if func() int {
+			i, saved := p.i, *n
+			if func() int {
+				t := p.toks[p.i]
+				if t.Type != lexerEOF && (t.Type == tokField) {
+					p.i++
+					n.Field = t
+					return genMatch
+				}
+				return genNoMatch
 			}() != genMatch {
 				p.i, *n = i, saved
 			}

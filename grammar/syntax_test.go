@@ -41,10 +41,20 @@ func TestGeneratedMatchesParticiple(t *testing.T) {
 	up := participleParser[UprobePlace](scanUprobePlace)
 	ep := participleParser[EprobePlace](scanEprobePlace)
 	rm := participleParser[Removal](scanRemoval)
+	ap := participleParser[Argument](scanArgument)
 	extra := []string{
 		"p:grp/ev vfs_read+0x10 a=%di", "r16:ev vfs_read%return", "pxyz: ::", "-:a/b c", "p :x",
 		"p /bin/sh:0x10(0x20)%return", "p :/x", "e:a/b sched.sched_switch", "p:a.b/c a:b:c-1%x",
 		"u /a:1(2)x", "-:a.b/c", "-:/", "-x:y", "!p:a/b", "-", "!", "p a/b:(", "p a/b:1)", "p %", "p +", "p +5", "p 0x", "p %%%",
+	}
+	args := []string{
+		"a=+0(+8(%di)):u32[4]", "+u-5(%di)x", "-u4($stack)", "+0(%di)x)y)", "+0(%di", "+0", "+", "-",
+		"@0x10", "@+4", "@jiffies+8", "@sym-0x10", "@", `\"ab"`, `\"`, `\-5`, `\`, "$retval->a.b-c",
+		"$", "$arg*", "x=$comm:string", "file->f_path.dentry->d_name.name:string", "a-b", "9x", "=x",
+		"x:b4@2/32", "x:b4/32", "x:b@/", "x:b", "x:u8[", "x:u8[2]x", "x:[3]", "x:", ":", "a=", "%", "%di:%pd",
+	}
+	for _, a := range args {
+		checkSame(t, "argument", ap, ParseArgument, a)
 	}
 	for _, full := range append(corpusLines(t), extra...) {
 		for _, line := range strings.Split(full, "\n") {
@@ -61,6 +71,9 @@ func TestGeneratedMatchesParticiple(t *testing.T) {
 			checkSame(t, "fprobe place", fp, ParseFprobePlace, argv[1])
 			checkSame(t, "uprobe place", up, ParseUprobePlace, argv[1])
 			checkSame(t, "eprobe place", ep, ParseEprobePlace, argv[1])
+			for _, a := range argv[2:] {
+				checkSame(t, "argument", ap, ParseArgument, a)
+			}
 		}
 	}
 }
