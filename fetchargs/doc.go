@@ -1,6 +1,7 @@
-// Package fetchargs parses and type-checks the fetch arguments of kprobe,
-// kretprobe, fprobe and tprobe definitions the way Linux does
-// (kernel/trace/trace_probe.c), and turns each accepted argument into a
+// Package fetchargs checks the fetch arguments of kprobe, kretprobe,
+// fprobe and tprobe definitions the way Linux does
+// (kernel/trace/trace_probe.c), over the trees the grammar package parses
+// them into (grammar.Argument), and turns each accepted argument into a
 // typed fetch program (Arg.Ops) plus the facts the event's format file
 // needs (FieldType, FormatField, Size, Signed, PrintFmt, PrintArgs).
 //
