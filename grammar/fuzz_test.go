@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-// The generated parsers accept every argv entry (the grammars are total
+// The engine accepts every argv entry (the grammars are total
 // over their lexers' output) and build participle's trees.
 func FuzzParsers(f *testing.F) {
 	for _, s := range []string{

@@ -154,7 +154,15 @@ func (t *tokenStream) Next() (lexer.Token, error) {
 
 // scanHead lexes argv[0]: the letter, the prefix up to the first ':', the
 // ':' and the event spec.
-func scanHead(s string, l *tokenList) {
+func scanHead(s string, l *tokenList) { scanCommand(s, l, scanEventName) }
+
+// scanRemoval lexes argv[0] of a removal: like a head, but only a '/'
+// separates the group in the spec.
+func scanRemoval(s string, l *tokenList) { scanCommand(s, l, scanSlashName) }
+
+// scanCommand lexes the letter, the text up to the first ':', the ':',
+// and the spec after it with spec.
+func scanCommand(s string, l *tokenList, spec func(s string, i int, l *tokenList)) {
 	if s == "" {
 		return
 	}
@@ -166,24 +174,12 @@ func scanHead(s string, l *tokenList) {
 	}
 	l.add(tokPrefix, 1, c)
 	l.punct(c)
-	scanEventName(s, c+1, l)
+	spec(s, c+1, l)
 }
 
-// scanRemoval lexes argv[0] of a removal: the letter, the text up to the
-// first ':', the ':', and the spec split at its first '/'.
-func scanRemoval(s string, l *tokenList) {
-	if s == "" {
-		return
-	}
-	l.add(tokKind, 0, 1)
-	c := indexByteFrom(s, ':', 1)
-	if c < 0 {
-		l.add(tokPrefix, 1, len(s))
-		return
-	}
-	l.add(tokPrefix, 1, c)
-	l.punct(c)
-	i := c + 1
+// scanSlashName lexes [GRP/][EVENT] starting at s[i], split at the first
+// '/' only (dyn_event_release).
+func scanSlashName(s string, i int, l *tokenList) {
 	if sep := indexByteFrom(s, '/', i); sep >= 0 {
 		l.add(tokGroup, i, sep)
 		l.punct(sep)

@@ -17,24 +17,24 @@ func participleParser[G any](scan scanner) *participle.Parser[G] {
 	)
 }
 
-// checkSame parses s with participle and with the generated parser and
+// checkSame parses s with participle and with the engine and
 // compares the trees.
 func checkSame[G any](t *testing.T, what string, pp *participle.Parser[G], gen func(string) (*G, error), s string) {
 	t.Helper()
 	want, werr := pp.ParseString("", s)
 	got, gerr := gen(s)
 	if (werr == nil) != (gerr == nil) {
-		t.Errorf("%s %q: participle error %v, generated error %v", what, s, werr, gerr)
+		t.Errorf("%s %q: participle error %v, engine error %v", what, s, werr, gerr)
 		return
 	}
 	if werr == nil && !reflect.DeepEqual(got, want) {
-		t.Errorf("%s %q:\n generated  %+v\n participle %+v", what, s, got, want)
+		t.Errorf("%s %q:\n engine     %+v\n participle %+v", what, s, got, want)
 	}
 }
 
-// The generated parsers build the trees participle builds, for every argv
+// The engine builds the trees participle builds, for every argv
 // entry of the corpora and a few more.
-func TestGeneratedMatchesParticiple(t *testing.T) {
+func TestEngineMatchesParticiple(t *testing.T) {
 	head := participleParser[Head](scanHead)
 	kp := participleParser[KprobePlace](scanKprobePlace)
 	fp := participleParser[FprobePlace](scanFprobePlace)
