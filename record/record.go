@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,6 +50,21 @@ type Options struct {
 	// Reaper is the executable tracer sessions start as their reaper
 	// ("" for none).
 	Reaper string
+	// Export, when set, is given every printed record too, on the ring
+	// buffer reader: it must neither block nor keep r.
+	Export func(d *tracer.Decoder, r *tracer.Record)
+	// Counters, when set, is called once the probes are attached with a
+	// function that reads the recording's counters, from any goroutine;
+	// once Run has returned, that function keeps answering the final
+	// counts.
+	Counters func(read func() (Counts, error))
+}
+
+// Counts is a snapshot of a recording's counters: the kernel-side hits
+// and misses per event (Printed is not set) and the undecodable records.
+type Counts struct {
+	Events      []EventCount
+	Undecodable uint64
 }
 
 // EventCount is one event's line of the summary.
@@ -120,6 +137,37 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 
 	start := time.Now()
 	printed := map[*events.Event]uint64{}
+	var undecodable atomic.Uint64
+	var countsMu sync.RWMutex
+	var final *Counts
+	var finalErr error
+	if o.Counters != nil {
+		o.Counters(func() (Counts, error) {
+			countsMu.RLock()
+			defer countsMu.RUnlock()
+			if final != nil {
+				return *final, finalErr
+			}
+			stats, err := sess.Stats()
+			if err != nil {
+				return Counts{}, err
+			}
+			evs, _, _ := eventCounts(stats, nil)
+			return Counts{Events: evs, Undecodable: undecodable.Load()}, nil
+		})
+		// The session closes when Run returns: from then on the final
+		// counts answer.
+		defer func() {
+			countsMu.Lock()
+			final = &Counts{Undecodable: sum.Undecodable}
+			for _, e := range sum.Events {
+				e.Printed = 0
+				final.Events = append(final.Events, e)
+			}
+			finalErr = sum.StatsErr
+			countsMu.Unlock()
+		}()
+	}
 	format := sess.Decoder().AppendText
 	if o.JSON {
 		format = sess.Decoder().AppendJSON
@@ -156,9 +204,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			w.Write(format(w.AvailableBuffer(), r))
 			sum.Printed++
 			printed[r.Probe.Event]++
+			if o.Export != nil {
+				o.Export(sess.Decoder(), r)
+			}
 			return o.Count == 0 || sum.Printed < o.Count
 		},
-		Undecodable: func(error) { sum.Undecodable++ },
+		Undecodable: func(error) {
+			sum.Undecodable++
+			undecodable.Add(1)
+		},
 		// Caught up: write out what is buffered, at most every flushEvery
 		// while records keep coming (a reader that keeps up would
 		// otherwise make a write and a counter lookup per event), and at
@@ -197,6 +251,12 @@ func (s *Summary) count(sess *tracer.Session, printed map[*events.Event]uint64) 
 		s.StatsErr = err
 		return
 	}
+	s.Events, s.Hits, s.Misses = eventCounts(stats, printed)
+}
+
+// eventCounts sums the probes' counters per event, in event ID order,
+// with the printed counts (printed may be nil), and their totals.
+func eventCounts(stats []tracer.Stat, printed map[*events.Event]uint64) (out []EventCount, hits, misses uint64) {
 	per := map[*events.Event]*EventCount{}
 	var order []*events.Event
 	for _, st := range stats {
@@ -209,13 +269,14 @@ func (s *Summary) count(sess *tracer.Session, printed map[*events.Event]uint64) 
 		}
 		c.Hits += st.Hits
 		c.Misses += st.Misses
-		s.Hits += st.Hits
-		s.Misses += st.Misses
+		hits += st.Hits
+		misses += st.Misses
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].ID < order[j].ID })
 	for _, ev := range order {
-		s.Events = append(s.Events, *per[ev])
+		out = append(out, *per[ev])
 	}
+	return out, hits, misses
 }
 
 // WriteText writes the summary as record prints it on stderr: the attach

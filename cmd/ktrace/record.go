@@ -15,6 +15,7 @@ import (
 
 	"github.com/ktrace-dev/ktrace/check"
 	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/export"
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/record"
 	"github.com/ktrace-dev/ktrace/tracer"
@@ -29,6 +30,7 @@ type recordOpts struct {
 	file     string
 	bufSize  string
 	filter   string
+	export   string
 }
 
 func newRecordCmd(g *globals) *cobra.Command {
@@ -81,6 +83,7 @@ it exits or is killed.`,
 	f.BoolVar(&o.follow, "follow", false, "only events of CMD's process tree")
 	f.StringVarP(&o.file, "write", "w", "", "write the events to FILE instead of stdout")
 	f.StringVar(&o.filter, "filter", "", "an event filter (the kernel's filter language) for every event of the command line, run in the events' eBPF programs")
+	f.StringVar(&o.export, "export", "", "also send every event as an OTLP log record, and the counters as OTLP metrics: otlp (configured by the OTEL_EXPORTER_OTLP_* variables)")
 	f.StringVar(&o.bufSize, "buffer-size", "", "ring buffer size, a power of two with an optional K, M or G suffix (default 32M, a burst of 200,000 small events)")
 	return cmd
 }
@@ -161,6 +164,17 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("record: --buffer-size: %w", err)}
 	}
+	var exp *export.Exporter
+	switch o.export {
+	case "":
+	case "otlp":
+		exp, err = export.New(context.Background(), export.Config{Metrics: true})
+		if err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("record: --export otlp: %w", err)}
+		}
+	default:
+		return &exitError{code: exitUsage, err: fmt.Errorf("record: --export %q: the one exporter is otlp", o.export)}
+	}
 	// SIGINT, SIGTERM and SIGHUP stop recording and detach; they are
 	// caught from before the first probe is attached until everything is
 	// detached, so that no signal (a second one included) cuts attaching
@@ -176,13 +190,28 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		defer f.Close()
 		out = f
 	}
-	sum, err := record.Run(ctx, record.Options{
+	ro := record.Options{
 		Model: s.env.model, Events: evs,
 		Pid: o.pid, Follow: o.follow, RingSize: ringSize,
 		Duration: o.duration, Count: o.count,
 		Command: command, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		Out: out, JSON: g.output == "json", Reaper: reaperExe(),
-	})
+	}
+	if exp != nil {
+		ro.Export = exp.Event
+		ro.Counters = func(read func() (record.Counts, error)) { exp.SetCounts(exportCounts(read)) }
+	}
+	sum, err := record.Run(ctx, ro)
+	if exp != nil {
+		// What is still queued gets a few seconds to reach the
+		// collector; then it is dropped, and counted.
+		sctx, cancel := context.WithTimeout(context.Background(), exportFlushTime)
+		st, serr := exp.Shutdown(sctx)
+		cancel()
+		if sum != nil {
+			defer writeExportStats(stderr, st, serr)
+		}
+	}
 	if err != nil {
 		code := exitRejected
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
@@ -195,6 +224,38 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		fmt.Fprintf(stderr, "ktrace: %s: %v\n", command[0], sum.CommandErr)
 	}
 	return nil
+}
+
+// exportFlushTime bounds the export of what is queued when recording
+// stops.
+const exportFlushTime = 5 * time.Second
+
+// exportCounts reads a recording's counters as the exporter's metrics
+// take them.
+func exportCounts(read func() (record.Counts, error)) export.CountsFunc {
+	return func() (export.Counts, error) {
+		c, err := read()
+		if err != nil {
+			return export.Counts{}, err
+		}
+		out := export.Counts{Undecodable: c.Undecodable}
+		for _, e := range c.Events {
+			out.Events = append(out.Events, export.EventCount{Name: e.Name, Hits: e.Hits, Misses: e.Misses})
+		}
+		return out, nil
+	}
+}
+
+// writeExportStats adds the exporter's line to record's summary.
+func writeExportStats(w io.Writer, st export.Stats, err error) {
+	fmt.Fprintf(w, "ktrace: export: %d log records exported, %d dropped (%d queue full, %d export failed)\n",
+		st.Exported, st.Dropped(), st.QueueFull, st.Failed)
+	if st.LastErr != nil {
+		fmt.Fprintf(w, "ktrace: export: last error: %v\n", st.LastErr)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "ktrace: %v\n", err)
+	}
 }
 
 // reaperExe is the executable tracer sessions start as their reaper: this
