@@ -203,12 +203,26 @@ func readEventsDir(dir string) ([]Tracepoint, error) {
 			seq[strings.Replace(l, ":", "/", 1)] = i
 		}
 	}
+	// Dynamic events (anyone's probes, ktrace's own ktrace_PID groups)
+	// are not tracepoints: skip those dynamic_events lists.
+	dynamic := map[string]bool{}
+	if list, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "dynamic_events")); err == nil {
+		for _, l := range strings.Split(string(list), "\n") {
+			head, _, _ := strings.Cut(l, " ")
+			if _, name, ok := strings.Cut(head, ":"); ok {
+				dynamic[name] = true
+			}
+		}
+	}
 	var tps []Tracepoint
 	for _, p := range formats {
 		ev := filepath.Dir(p)
 		sys := filepath.Base(filepath.Dir(ev))
 		switch sys {
 		case "kprobes", "fprobes", "tracepoints", "ftrace":
+			continue
+		}
+		if strings.HasPrefix(sys, "ktrace_") || dynamic[sys+"/"+filepath.Base(ev)] {
 			continue
 		}
 		b, err := os.ReadFile(p)
