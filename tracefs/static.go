@@ -59,9 +59,6 @@ type staticSet struct {
 	index  map[string]int // "SYSTEM/EVENT" -> position in list
 	groups map[string]bool
 	on     []bool
-	// warned: the one note that enabled static events record nothing
-	// under a probe backend has been given.
-	warned bool
 }
 
 // statics returns the static events, loading them on first use.
@@ -154,14 +151,15 @@ func (f *FS) findEventAny(evs []EventInfo, group, name string) (EventInfo, bool)
 	return EventInfo{}, false
 }
 
-// StaticUntracedNote is said once (Options.Warn) when a static event is
-// first enabled on an FS whose backend records hits.
-const StaticUntracedNote = "ktrace: static events (events/SYSTEM/EVENT of the kernel's tracepoints) are enabled as on the kernel, but ktrace's eBPF backend does not trace them yet: they record nothing"
+// StaticTracer is implemented by backends that trace the kernel's static
+// events: SetStaticEnabled attaches (on) or detaches one. An FS whose
+// backend does not implement it keeps the enabled state only.
+type StaticTracer interface {
+	SetStaticEnabled(ev StaticEvent, on bool) error
+}
 
-// setStaticEnabled enables or disables a static event. ktrace has no
-// tracepoint programs yet: the state is kept and read back, and where a
-// probe backend records hits (Options.PipeBlocks) the first enable says
-// once on Options.Warn that static events record nothing.
+// setStaticEnabled enables or disables a static event: through the
+// backend where it traces them, else as state kept and read back.
 func (f *FS) setStaticEnabled(group, name string, on bool) error {
 	s := f.statics()
 	i, ok := s.index[group+"/"+name]
@@ -169,19 +167,21 @@ func (f *FS) setStaticEnabled(group, name string, on bool) error {
 		return syscall.ENOENT
 	}
 	f.mu.Lock()
-	s.on[i] = on
-	warn := on && f.pipeBlocks && !s.warned && f.warn != nil
-	if warn {
-		s.warned = true
-	}
+	cur := s.on[i]
 	f.mu.Unlock()
-	if warn {
-		f.expand()
-		_, _ = f.warn.Write([]byte(StaticUntracedNote + "\n"))
+	if cur == on {
 		return nil
 	}
 	if on {
 		f.expand()
 	}
+	if t, ok := f.b.(StaticTracer); ok {
+		if err := t.SetStaticEnabled(s.list[i], on); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	s.on[i] = on
+	f.mu.Unlock()
 	return nil
 }

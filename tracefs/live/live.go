@@ -55,6 +55,9 @@ type Backend struct {
 	// synced are the Sync calls waiting for the reader to pass on what
 	// the ring buffer held when they flushed it.
 	synced []chan struct{}
+	// static traces the kernel's static events (static.go); nil until
+	// the first is enabled. Guarded by mu.
+	static *staticTracer
 }
 
 // evID names one event for as long as it exists: its serial, which no
@@ -80,6 +83,7 @@ const syncTimeout = time.Second
 // Sync returns once the reader has passed on the records the ring buffer
 // held when Sync was called.
 func (b *Backend) Sync() {
+	b.syncStatic()
 	b.smu.Lock()
 	if b.sess == nil {
 		b.smu.Unlock()
@@ -315,6 +319,7 @@ func (b *Backend) Events() []tracefs.EventInfo {
 // Close disables every enabled event, which detaches it, then lets the
 // reader pass on what the ring buffer holds and closes the session.
 func (b *Backend) Close() {
+	b.closeStatic()
 	for _, e := range b.RegistryBackend.Events() {
 		if e.Enabled {
 			b.SetEnabled(e.Group, e.Name, false)

@@ -1,0 +1,352 @@
+package live
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+
+	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/printfmt"
+	"github.com/ktrace-dev/ktrace/tracefs"
+)
+
+// Static events (the kernel's tracepoints, events/SYSTEM/EVENT) are traced
+// by a BPF tracepoint program per enabled event: the kernel hands it the
+// event's record, laid out as the format file says (the perf path fills
+// the same struct the trace buffer would hold), and the program copies it
+// into a ring buffer of its own after a small header. The reader prints
+// each record from the event's print fmt (package printfmt) as the kernel
+// does, or its fields raw, saying once per event why.
+
+// staticHeader is what the program writes before the record: u64 time
+// (CLOCK_MONOTONIC ns), u32 CPU, u32 bpf_probe_read_kernel's result, the
+// task's comm (16 bytes), the event's number (staticEvent.num) and the
+// task's pid.
+//
+// The record's common fields are not the kernel's there: the perf path
+// that runs the program has put its pt_regs pointer over them (and fills
+// them in only after). ktrace writes common_type and common_pid back from
+// the header; common_flags and common_preempt_count it does not know, and
+// the flags column shows '.' for them.
+const staticHeader = 40
+
+// staticDynamic is the room a record gets beyond its fixed fields for its
+// __data_loc data (strings, dynamic arrays); longer data is cut.
+const staticDynamic = 512
+
+// staticRingSize is the static events' ring buffer.
+const staticRingSize = 4 << 20
+
+type staticEvent struct {
+	num   uint32 // the number the program writes in the header
+	ev    *printfmt.Event
+	size  int // bytes of the record copied
+	prog  *ebpf.Program
+	link  link.Link
+	noted bool // the raw-print note was given
+}
+
+// staticTracer holds the static events' ring buffer, reader and programs.
+type staticTracer struct {
+	mu     sync.Mutex
+	ring   *ebpf.Map
+	rd     *ringbuf.Reader
+	byNum  map[uint32]*staticEvent
+	byName map[string]*staticEvent
+	next   uint32
+	done   chan struct{}
+	// flushed are Sync calls waiting for the reader to reach a flush.
+	flushed []chan struct{}
+}
+
+// SetStaticEnabled attaches (on) or detaches a static event's program
+// (tracefs.StaticTracer). An attach that fails leaves nothing attached;
+// ktrace says why on stderr and the write fails with the errno.
+func (b *Backend) SetStaticEnabled(se tracefs.StaticEvent, on bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, err := b.staticTracer()
+	if err != nil {
+		return b.staticFail(se, err)
+	}
+	key := se.System + "/" + se.Name
+	st.mu.Lock()
+	cur := st.byName[key]
+	st.mu.Unlock()
+	if !on {
+		if cur != nil {
+			cur.link.Close()
+			cur.prog.Close()
+			st.mu.Lock()
+			delete(st.byName, key)
+			st.mu.Unlock()
+			// byNum keeps the number: records written before the detach
+			// are still printed.
+		}
+		return nil
+	}
+	if cur != nil {
+		return nil
+	}
+	ev, err := printfmt.Parse(se.System, se.Format)
+	if err != nil {
+		return b.staticFail(se, err)
+	}
+	size := recordSize(ev)
+	st.mu.Lock()
+	st.next++
+	num := st.next
+	st.mu.Unlock()
+	prog, err := staticProgram(st.ring, size, num, os.Getpid())
+	if err != nil {
+		return b.staticFail(se, err)
+	}
+	l, err := link.Tracepoint(se.System, se.Name, prog, nil)
+	if err != nil {
+		prog.Close()
+		return b.staticFail(se, err)
+	}
+	st.mu.Lock()
+	s := &staticEvent{num: num, ev: ev, size: size, prog: prog, link: l}
+	st.byName[key] = s
+	st.byNum[num] = s
+	st.mu.Unlock()
+	return nil
+}
+
+func (b *Backend) staticFail(se tracefs.StaticEvent, err error) error {
+	if b.warn != nil {
+		fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", se.System, se.Name, err)
+	}
+	return fmt.Errorf("attach %s/%s: %w", se.System, se.Name, attachErrno(err))
+}
+
+// recordSize is how many bytes of an event's record the program copies:
+// its fixed fields, plus room for dynamic data when it has some.
+func recordSize(ev *printfmt.Event) int {
+	end, dyn := 8, false
+	for _, f := range ev.Fields {
+		if e := f.Offset + f.Size; e > end {
+			end = e
+		}
+		dyn = dyn || f.DataLoc || f.RelLoc
+	}
+	if dyn {
+		end += staticDynamic
+	}
+	return (end + 7) &^ 7
+}
+
+// staticTracer opens the ring buffer and starts the reader at the first
+// static enable (b.mu held).
+func (b *Backend) staticTracer() (*staticTracer, error) {
+	if b.static != nil {
+		return b.static, nil
+	}
+	ring, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_static", Type: ebpf.RingBuf, MaxEntries: staticRingSize})
+	if err != nil {
+		return nil, fmt.Errorf("creating the static events' ring buffer: %w", err)
+	}
+	rd, err := ringbuf.NewReader(ring)
+	if err != nil {
+		ring.Close()
+		return nil, fmt.Errorf("reading the static events' ring buffer: %w", err)
+	}
+	st := &staticTracer{ring: ring, rd: rd, byNum: map[uint32]*staticEvent{}, byName: map[string]*staticEvent{}, done: make(chan struct{})}
+	b.static = st
+	go b.staticPump(st)
+	return st, nil
+}
+
+// staticProgram copies size bytes of the record after the header.
+// The header carries num; records of the process self are dropped.
+func staticProgram(ring *ebpf.Map, size int, num uint32, self int) (*ebpf.Program, error) {
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		// ktrace's own events are dropped here: its reading of the ring
+		// would otherwise feed the ring.
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.JEq.Imm(asm.R0, int32(self), "out"),
+		asm.LoadMapPtr(asm.R1, ring.FD()),
+		asm.Mov.Imm(asm.R2, int32(staticHeader+size)),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.Mov.Reg(asm.R7, asm.R0),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R7, 0, asm.R0, asm.DWord),
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R7, 8, asm.R0, asm.Word),
+		asm.StoreImm(asm.R7, 32, int64(num), asm.Word),
+		asm.StoreMem(asm.R7, 36, asm.R8, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, staticHeader),
+		asm.Mov.Imm(asm.R2, int32(size)),
+		asm.Mov.Reg(asm.R3, asm.R6),
+		asm.FnProbeReadKernel.Call(),
+		asm.StoreMem(asm.R7, 12, asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufSubmit.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name:         "ktrace_tp",
+		Type:         ebpf.TracePoint,
+		License:      "GPL",
+		Instructions: insns,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading the tracepoint program: %w", err)
+	}
+	return prog, nil
+}
+
+// staticPump passes the static events' records to the trace ring.
+func (b *Backend) staticPump(st *staticTracer) {
+	defer close(st.done)
+	var rec ringbuf.Record
+	var line []byte
+	for {
+		err := st.rd.ReadInto(&rec)
+		if errors.Is(err, ringbuf.ErrFlushed) {
+			st.mu.Lock()
+			for _, c := range st.flushed {
+				close(c)
+			}
+			st.flushed = nil
+			st.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			return
+		}
+		raw := rec.RawSample
+		if len(raw) < staticHeader+8 {
+			continue
+		}
+		ts := binary.LittleEndian.Uint64(raw[0:])
+		cpu := binary.LittleEndian.Uint32(raw[8:])
+		if int32(binary.LittleEndian.Uint32(raw[12:])) != 0 {
+			continue
+		}
+		comm := cString(raw[16:32])
+		num := binary.LittleEndian.Uint32(raw[32:])
+		pid := binary.LittleEndian.Uint32(raw[36:])
+		r := raw[staticHeader:]
+		if b.IgnorePID != 0 && pid == b.IgnorePID {
+			continue
+		}
+		st.mu.Lock()
+		se := st.byNum[num]
+		st.mu.Unlock()
+		if se == nil || b.Record == nil {
+			continue
+		}
+		// The common fields, as far as ktrace knows them (staticHeader).
+		binary.LittleEndian.PutUint16(r[0:], uint16(se.ev.ID))
+		r[2], r[3] = 0, 0
+		binary.LittleEndian.PutUint32(r[4:], pid)
+		line = appendStaticContext(line[:0], cpu, ts)
+		line = append(line, se.ev.Prefix()...)
+		body, err := se.ev.Render(r, symbols{b.model})
+		if err != nil {
+			if !se.noted && b.warn != nil {
+				se.noted = true
+				fmt.Fprintf(b.warn, "ktrace: %s/%s: printing its fields raw: %v\n", se.ev.System, se.ev.Name, err)
+			}
+			body = se.ev.Raw(r)
+		}
+		line = append(line, body...)
+		b.Record(ts, int(pid), comm, line)
+	}
+}
+
+// syncStatic waits until the reader has passed on what the static ring
+// held when it was called.
+func (b *Backend) syncStatic() {
+	b.mu.Lock()
+	st := b.static
+	b.mu.Unlock()
+	if st == nil {
+		return
+	}
+	c := make(chan struct{})
+	st.mu.Lock()
+	st.flushed = append(st.flushed, c)
+	st.mu.Unlock()
+	if err := st.rd.Flush(); err != nil {
+		return
+	}
+	select {
+	case <-c:
+	case <-time.After(syncTimeout):
+	}
+}
+
+// closeStatic detaches every static event and stops the reader.
+func (b *Backend) closeStatic() {
+	b.mu.Lock()
+	st := b.static
+	b.static = nil
+	b.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	for _, s := range st.byName {
+		s.link.Close()
+		s.prog.Close()
+	}
+	st.byName = map[string]*staticEvent{}
+	st.mu.Unlock()
+	st.rd.Close()
+	<-st.done
+	st.ring.Close()
+}
+
+// appendStaticContext appends " [CPU] ..... SECS.USECS: ": the latency
+// flags (irqs-off, need-resched, irq context, preempt depth) come from
+// the record's common fields, which the program does not see
+// (staticHeader), so they show as '.'.
+func appendStaticContext(b []byte, cpu uint32, ts uint64) []byte {
+	b = append(b, " ["...)
+	b = append(b, fmt.Sprintf("%03d", cpu)...)
+	b = append(b, "] ..... "...)
+	return append(b, fmt.Sprintf("%5d.%06d: ", ts/1e9, ts%1e9/1e3)...)
+}
+
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// symbols resolves %pS through the kernel model's kallsyms.
+type symbols struct{ m *kernel.Model }
+
+func (s symbols) Lookup(addr uint64) (string, string, uint64, uint64, bool) {
+	sym, ok := s.m.LookupAddr(addr)
+	if !ok {
+		return "", "", 0, 0, false
+	}
+	return sym.Name, sym.Module, sym.Addr, sym.Size, true
+}
