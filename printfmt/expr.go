@@ -12,7 +12,7 @@ type Expr interface{ isExpr() }
 type (
 	numLit struct{ v uint64 }
 	strLit struct{ s string }
-	ident  struct{ name string } // a name the format uses that is not a field (an enum constant, a symbol)
+	ident  struct{ name string }  // a name the format uses that is not a field (an enum constant, a symbol)
 	recRef struct{ field string } // REC->field
 	index  struct{ x, i Expr }
 	unop   struct {
@@ -156,7 +156,7 @@ type parser struct {
 }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
-func (p *parser) next() token  { t := p.toks[p.pos]; p.pos++; return t }
+func (p *parser) next() token { t := p.toks[p.pos]; p.pos++; return t }
 func (p *parser) isP(s string) bool {
 	t := p.peek()
 	return t.kind == tPunct && t.s == s

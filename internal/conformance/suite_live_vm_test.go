@@ -223,7 +223,7 @@ func section(out, name string) string {
 }
 
 var (
-	staticCtx  = regexp.MustCompile(`^\s*\S.*-\d+\s+\[\d{3}\] \S{4,5}\s+\d+\.\d{6}: `)
+	staticCtx   = regexp.MustCompile(`^\s*\S.*-\d+\s+\[\d{3}\] \S{4,5}\s+\d+\.\d{6}: `)
 	staticComm  = regexp.MustCompile(`(comm=)[^ ]+`)
 	staticState = regexp.MustCompile(`(prev_state=)[^ ]+`)
 	staticHex   = regexp.MustCompile(`\b[0-9a-fx]*[0-9][0-9a-fx]*`)

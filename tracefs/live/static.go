@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -46,12 +49,10 @@ const staticDynamic = 512
 const staticRingSize = 4 << 20
 
 type staticEvent struct {
-	num   uint32 // the number the program writes in the header
+	num   uint32 // the attach cookie, which the program writes in the header
 	ev    *printfmt.Event
-	size  int // bytes of the record copied
-	prog  *ebpf.Program
-	link  link.Link
-	noted bool // the raw-print note was given
+	link  link.Link // nil: the kernel refused the attach (noted)
+	noted bool      // the raw-print note was given
 }
 
 // staticTracer holds the static events' ring buffer, reader and programs.
@@ -62,7 +63,10 @@ type staticTracer struct {
 	byNum  map[uint32]*staticEvent
 	byName map[string]*staticEvent
 	next   uint32
-	done   chan struct{}
+	// progs are the programs by the record size they copy (a power of
+	// two): events share them, the attach cookie telling them apart.
+	progs map[int]*ebpf.Program
+	done  chan struct{}
 	// flushed are Sync calls waiting for the reader to reach a flush.
 	flushed []chan struct{}
 }
@@ -83,8 +87,9 @@ func (b *Backend) SetStaticEnabled(se tracefs.StaticEvent, on bool) error {
 	st.mu.Unlock()
 	if !on {
 		if cur != nil {
-			cur.link.Close()
-			cur.prog.Close()
+			if cur.link != nil {
+				cur.link.Close()
+			}
 			st.mu.Lock()
 			delete(st.byName, key)
 			st.mu.Unlock()
@@ -100,26 +105,52 @@ func (b *Backend) SetStaticEnabled(se tracefs.StaticEvent, on bool) error {
 	if err != nil {
 		return b.staticFail(se, err)
 	}
-	size := recordSize(ev)
+	prog, err := st.program(recordSize(ev))
+	if err != nil {
+		return b.staticFail(se, err)
+	}
 	st.mu.Lock()
 	st.next++
-	num := st.next
+	s := &staticEvent{num: st.next, ev: ev}
 	st.mu.Unlock()
-	prog, err := staticProgram(st.ring, size, num, os.Getpid())
-	if err != nil {
+	l, err := link.Tracepoint(se.System, se.Name, prog, &link.TracepointOptions{Cookie: uint64(s.num)})
+	switch {
+	case errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, errNotSupp):
+		// The kernel lets no BPF program on this tracepoint (perf
+		// refuses it); the kernel's own tracer still has it. The event
+		// is enabled as on the kernel and records nothing, said once.
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: %s/%s: enabled, but records nothing: the kernel refuses a BPF program on it (%v)\n", se.System, se.Name, err)
+		}
+	case err != nil:
 		return b.staticFail(se, err)
 	}
-	l, err := link.Tracepoint(se.System, se.Name, prog, nil)
-	if err != nil {
-		prog.Close()
-		return b.staticFail(se, err)
-	}
+	s.link = l
 	st.mu.Lock()
-	s := &staticEvent{num: num, ev: ev, size: size, prog: prog, link: l}
 	st.byName[key] = s
-	st.byNum[num] = s
+	st.byNum[s.num] = s
 	st.mu.Unlock()
 	return nil
+}
+
+// program returns the program copying size bytes (rounded up to a power
+// of two), loading it at first use.
+func (st *staticTracer) program(size int) (*ebpf.Program, error) {
+	n := 64
+	for n < size {
+		n <<= 1
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if p := st.progs[n]; p != nil {
+		return p, nil
+	}
+	p, err := staticProgram(st.ring, n, os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	st.progs[n] = p
+	return p, nil
 }
 
 func (b *Backend) staticFail(se tracefs.StaticEvent, err error) error {
@@ -151,6 +182,7 @@ func (b *Backend) staticTracer() (*staticTracer, error) {
 	if b.static != nil {
 		return b.static, nil
 	}
+	raiseFileLimit()
 	ring, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_static", Type: ebpf.RingBuf, MaxEntries: staticRingSize})
 	if err != nil {
 		return nil, fmt.Errorf("creating the static events' ring buffer: %w", err)
@@ -160,15 +192,16 @@ func (b *Backend) staticTracer() (*staticTracer, error) {
 		ring.Close()
 		return nil, fmt.Errorf("reading the static events' ring buffer: %w", err)
 	}
-	st := &staticTracer{ring: ring, rd: rd, byNum: map[uint32]*staticEvent{}, byName: map[string]*staticEvent{}, done: make(chan struct{})}
+	st := &staticTracer{ring: ring, rd: rd, byNum: map[uint32]*staticEvent{}, progs: map[int]*ebpf.Program{}, byName: map[string]*staticEvent{}, done: make(chan struct{})}
 	b.static = st
 	go b.staticPump(st)
 	return st, nil
 }
 
 // staticProgram copies size bytes of the record after the header.
-// The header carries num; records of the process self are dropped.
-func staticProgram(ring *ebpf.Map, size int, num uint32, self int) (*ebpf.Program, error) {
+// The header carries the attach cookie; records of the process self are
+// dropped.
+func staticProgram(ring *ebpf.Map, size int, self int) (*ebpf.Program, error) {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		// ktrace's own events are dropped here: its reading of the ring
@@ -187,8 +220,10 @@ func staticProgram(ring *ebpf.Map, size int, num uint32, self int) (*ebpf.Progra
 		asm.StoreMem(asm.R7, 0, asm.R0, asm.DWord),
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R7, 8, asm.R0, asm.Word),
-		asm.StoreImm(asm.R7, 32, int64(num), asm.Word),
 		asm.StoreMem(asm.R7, 36, asm.R8, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.FnGetAttachCookie.Call(),
+		asm.StoreMem(asm.R7, 32, asm.R0, asm.Word),
 		asm.Mov.Reg(asm.R1, asm.R7),
 		asm.Add.Imm(asm.R1, 16),
 		asm.Mov.Imm(asm.R2, 16),
@@ -200,7 +235,11 @@ func staticProgram(ring *ebpf.Map, size int, num uint32, self int) (*ebpf.Progra
 		asm.FnProbeReadKernel.Call(),
 		asm.StoreMem(asm.R7, 12, asm.R0, asm.Word),
 		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Mov.Imm(asm.R2, 0),
+		// BPF_RB_NO_WAKEUP: the reader polls (staticPoll). Waking it
+		// for each record would make it trace itself into a loop when
+		// every event is enabled: each wakeup schedules, which fires
+		// scheduler and timer events, which wake it again.
+		asm.Mov.Imm(asm.R2, 1),
 		asm.FnRingbufSubmit.Call(),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),
@@ -217,13 +256,20 @@ func staticProgram(ring *ebpf.Map, size int, num uint32, self int) (*ebpf.Progra
 	return prog, nil
 }
 
+// staticPoll is how often the reader looks at the static events' ring.
+const staticPoll = 50 * time.Millisecond
+
 // staticPump passes the static events' records to the trace ring.
 func (b *Backend) staticPump(st *staticTracer) {
 	defer close(st.done)
 	var rec ringbuf.Record
 	var line []byte
 	for {
+		st.rd.SetDeadline(time.Now().Add(staticPoll))
 		err := st.rd.ReadInto(&rec)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue
+		}
 		if errors.Is(err, ringbuf.ErrFlushed) {
 			st.mu.Lock()
 			for _, c := range st.flushed {
@@ -310,8 +356,12 @@ func (b *Backend) closeStatic() {
 	}
 	st.mu.Lock()
 	for _, s := range st.byName {
-		s.link.Close()
-		s.prog.Close()
+		if s.link != nil {
+			s.link.Close()
+		}
+	}
+	for _, p := range st.progs {
+		p.Close()
 	}
 	st.byName = map[string]*staticEvent{}
 	st.mu.Unlock()
@@ -329,6 +379,36 @@ func appendStaticContext(b []byte, cpu uint32, ts uint64) []byte {
 	b = append(b, fmt.Sprintf("%03d", cpu)...)
 	b = append(b, "] ..... "...)
 	return append(b, fmt.Sprintf("%5d.%06d: ", ts/1e9, ts%1e9/1e3)...)
+}
+
+// errNotSupp is the kernel's ENOTSUPP (524), which perf returns for a
+// tracepoint it cannot attach to.
+const errNotSupp = syscall.Errno(524)
+
+// raiseFileLimit lifts the open-file limit as far as the process may:
+// every attached static event holds two descriptors (its perf event and
+// its link), and `echo 1 > events/enable` attaches some 1,500.
+func raiseFileLimit() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+		return
+	}
+	want := uint64(1 << 16)
+	if b, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && n < want {
+			want = n
+		}
+	}
+	if lim.Max < want {
+		// Root (CAP_SYS_RESOURCE) may raise the hard limit; others keep it.
+		if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: want, Max: want}) == nil {
+			return
+		}
+		want = lim.Max
+	}
+	if lim.Cur < want {
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: want, Max: lim.Max})
+	}
 }
 
 func cString(b []byte) string {
