@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -88,7 +89,7 @@ type FS struct {
 	warn       io.Writer
 	staticFn   func() []StaticEvent
 	staticOnce sync.Once
-	static     *staticSet
+	static     atomic.Pointer[staticSet]
 }
 
 // eventKey identifies an event instance; the ID keeps a filter from

@@ -198,8 +198,22 @@ func (f *FS) sync() {
 // anyEnabled reports whether some event is enabled. It must be called
 // without f.mu: the backend may be recording.
 func (f *FS) anyEnabled() bool {
-	for _, e := range f.events() {
+	for _, e := range f.b.Events() {
 		if e.Enabled {
+			return true
+		}
+	}
+	// Static events count once they are loaded: before, none can be
+	// enabled, and loading them (a read of every format file on the host
+	// model) has no place in a trace_pipe read.
+	s := f.static.Load()
+	if s == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, on := range s.on {
+		if on {
 			return true
 		}
 	}

@@ -73,9 +73,9 @@ func (f *FS) statics() *staticSet {
 			s.groups[e.System] = true
 		}
 		s.on = make([]bool, len(s.list))
-		f.static = s
+		f.static.Store(s)
 	})
-	return f.static
+	return f.static.Load()
 }
 
 // staticInfo is the EventInfo of static event i.
