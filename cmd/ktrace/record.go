@@ -31,6 +31,7 @@ type recordOpts struct {
 	bufSize  string
 	filter   string
 	export   string
+	metrics  string
 }
 
 func newRecordCmd(g *globals) *cobra.Command {
@@ -84,6 +85,7 @@ it exits or is killed.`,
 	f.StringVarP(&o.file, "write", "w", "", "write the events to FILE instead of stdout")
 	f.StringVar(&o.filter, "filter", "", "an event filter (the kernel's filter language) for every event of the command line, run in the events' eBPF programs")
 	f.StringVar(&o.export, "export", "", "also send every event as an OTLP log record, and the counters as OTLP metrics: otlp (configured by the OTEL_EXPORTER_OTLP_* variables)")
+	f.StringVar(&o.metrics, "metrics-addr", "", "serve per-event hits and misses and lost events for Prometheus at http://HOST:PORT/metrics while recording")
 	f.StringVar(&o.bufSize, "buffer-size", "", "ring buffer size, a power of two with an optional K, M or G suffix (default 32M, a burst of 200,000 small events)")
 	return cmd
 }
@@ -175,6 +177,17 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	default:
 		return &exitError{code: exitUsage, err: fmt.Errorf("record: --export %q: the one exporter is otlp", o.export)}
 	}
+	var prom *export.Prometheus
+	if o.metrics != "" {
+		prom, err = export.ServeMetrics(o.metrics, exp)
+		if err != nil {
+			if exp != nil {
+				exp.Shutdown(context.Background())
+			}
+			return &exitError{code: exitUsage, err: fmt.Errorf("record: --metrics-addr: %w", err)}
+		}
+		defer prom.Close()
+	}
 	// SIGINT, SIGTERM and SIGHUP stop recording and detach; they are
 	// caught from before the first probe is attached until everything is
 	// detached, so that no signal (a second one included) cuts attaching
@@ -199,7 +212,16 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	}
 	if exp != nil {
 		ro.Export = exp.Event
-		ro.Counters = func(read func() (record.Counts, error)) { exp.SetCounts(exportCounts(read)) }
+	}
+	if exp != nil || prom != nil {
+		ro.Counters = func(read func() (record.Counts, error)) {
+			if exp != nil {
+				exp.SetCounts(exportCounts(read))
+			}
+			if prom != nil {
+				prom.SetCounts(exportCounts(read))
+			}
+		}
 	}
 	sum, err := record.Run(ctx, ro)
 	if exp != nil {
