@@ -35,7 +35,14 @@ type converter struct {
 //     when it was converted.
 func (c *converter) record(e *Exporter, it *item) log.Record {
 	r := tracer.Record{Probe: it.probe, TS: it.ts, CPU: it.cpu, Comm: it.comm[:it.commLen], Raw: it.raw}
-	c.line = it.dec.AppendText(c.line[:0], &r)
+	// The reader's decoder keeps caches of its own: the worker prints
+	// with a fork of it.
+	dec := e.forks[it.dec]
+	if dec == nil {
+		dec = it.dec.Fork()
+		e.forks[it.dec] = dec
+	}
+	c.line = dec.AppendText(c.line[:0], &r)
 	body := c.line
 	if n := len(body); n > 0 && body[n-1] == '\n' {
 		body = body[:n-1]
@@ -62,7 +69,7 @@ func (c *converter) record(e *Exporter, it *item) log.Record {
 			key = "arg." + key
 		}
 		if a.Count == 0 {
-			v := it.dec.Value(&r, i, 0)
+			v := dec.Value(&r, i, 0)
 			if v.Kind == tracer.ValueFault {
 				continue
 			}
@@ -71,7 +78,7 @@ func (c *converter) record(e *Exporter, it *item) log.Record {
 		}
 		vals := make([]attribute.Value, a.Count)
 		for k := range vals {
-			vals[k] = value(it.dec.Value(&r, i, k))
+			vals[k] = value(dec.Value(&r, i, k))
 		}
 		c.attrs = append(c.attrs, attribute.Slice(key, vals...))
 	}

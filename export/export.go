@@ -42,6 +42,7 @@ type Exporter struct {
 	cancelAbort context.CancelFunc
 	done        chan struct{} // closed when the sender has handled every batch
 	names       map[*tracer.Probe]string
+	forks       map[*tracer.Decoder]*tracer.Decoder // the worker's decoders
 	conv        converter
 
 	accepted, exported, queueFull, failed atomic.Uint64
@@ -127,6 +128,7 @@ func start(ctx context.Context, cfg Config, res *resource.Resource, exp sdklog.E
 		batches:    make(chan []sdklog.Record, 1),
 		done:       make(chan struct{}),
 		names:      map[*tracer.Probe]string{},
+		forks:      map[*tracer.Decoder]*tracer.Decoder{},
 	}
 	e.abort, e.cancelAbort = context.WithCancel(context.Background())
 	// The SDK stamps the resource and scope on every record and hands it

@@ -227,7 +227,9 @@ func TestExportLogs(t *testing.T) {
 			e.SetCounts(func() (Counts, error) {
 				return Counts{Events: []EventCount{{"kprobes/myprobe", 5, 1}, {"kprobes/arr", 1, 0}, {"kprobes/rev", 1, 0}}, Undecodable: 2}, nil
 			})
+			var line []byte
 			for i := range recs {
+				line = w.dec.AppendText(line[:0], &recs[i])
 				e.Event(w.dec, &recs[i])
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -337,7 +339,10 @@ func feed(t *testing.T, e *Exporter, w *world, recs []tracer.Record, n int) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		var line []byte
 		for i := 0; i < n; i++ {
+			// The reader prints each record, then hands it on.
+			line = w.dec.AppendText(line[:0], &recs[i%len(recs)])
 			e.Event(w.dec, &recs[i%len(recs)])
 		}
 	}()

@@ -63,3 +63,13 @@ func (d *Decoder) Value(r *Record, i, k int) Value {
 	}
 	return Value{Kind: ValueUint, Uint: v}
 }
+
+// Fork returns a decoder that prints records as d does, with caches of
+// its own: d's caches of recent text belong to the goroutine that decodes
+// and prints, so another goroutine printing copies of the records (an
+// exporter) needs its own decoder.
+func (d *Decoder) Fork() *Decoder {
+	f := &Decoder{model: d.model, syms: map[uint64]string{}, bare: map[uint64]string{}}
+	f.probes.Store(d.probes.Load())
+	return f
+}
