@@ -105,8 +105,8 @@ func Parse(ctx *Context, tok Token, index int, prev []*Arg) (*Arg, error) {
 // fetchEnd is the end of the fetch part of the argument: its ':' or the
 // end of the text.
 func (p *parser) fetchEnd(t *grammar.Argument) int {
-	if t.Colon.Value != "" {
-		return t.Colon.Pos.Offset
+	if t.Type != nil {
+		return t.Type.Colon.Pos.Offset
 	}
 	return len(p.text)
 }
@@ -115,8 +115,8 @@ func (p *parser) fetchEnd(t *grammar.Argument) int {
 func (p *parser) parseArg(t *grammar.Argument, index int) (*Arg, syscall.Errno) {
 	var name string
 	body := 0
-	if t.Eq.Value != "" {
-		eq := t.Eq.Pos.Offset
+	if t.Name != nil {
+		eq := t.Name.Eq.Pos.Offset
 		if eq > maxArgNameLen {
 			p.log(0, grammar.ErrArgNameTooLong)
 			return nil, syscall.EINVAL
@@ -125,7 +125,7 @@ func (p *parser) parseArg(t *grammar.Argument, index int) (*Arg, syscall.Errno) 
 			p.log(0, grammar.ErrNoArgName)
 			return nil, syscall.EINVAL
 		}
-		name = t.Name.Value
+		name = t.Name.Name.Value
 		body = eq + 1
 	} else {
 		name = p.generateName(p.text[:p.fetchEnd(t)], index)
@@ -178,16 +178,17 @@ func (p *parser) parseBody(t *grammar.Argument, body int) (*Arg, syscall.Errno) 
 	a := &Arg{Body: text}
 
 	// The type: after the first ':', with an array count after '['.
-	hasType := t.Colon.Value != ""
+	hasType := t.Type != nil
 	typeName, typeOffset := "", 0
 	var typ *grammar.Type
 	if hasType {
-		typ = t.Type
-		typeOffset = t.Colon.Pos.Offset + 1 - body
-		typeName = p.text[t.Colon.Pos.Offset+1:]
+		colon := t.Type.Colon.Pos.Offset
+		typ = t.Type.Type
+		typeOffset = colon + 1 - body
+		typeName = p.text[colon+1:]
 		if typ != nil && typ.Array != nil {
 			arr := typ.Array
-			typeName = p.text[t.Colon.Pos.Offset+1 : arr.Pos.Offset]
+			typeName = p.text[colon+1 : arr.Pos.Offset]
 			count := arr.Pos.Offset + 1
 			if arr.Close.Value == "" {
 				p.log(len(p.text), grammar.ErrArrayNoClose)

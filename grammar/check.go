@@ -106,8 +106,8 @@ func (p *KprobePlace) IsUprobe() bool { return p.Uprobe != nil }
 // be a kstrtol number within 0..UINT_MAX (BAD_PROBE_ADDR at offset 0).
 // Errors are attributed to argv[1]. Call it only when !IsUprobe.
 func (p *KprobePlace) Site() (KprobeSite, *Error) {
-	if p.Addr.Value != "" {
-		v, _ := ParseUint64(p.Addr.Value, 0) // the lexer checked it
+	if p.Addr != nil {
+		v, _ := ParseUint64(p.Addr.Value.Value, 0) // the lexer checked it
 		return KprobeSite{IsAddr: true, Addr: v}, nil
 	}
 	s := KprobeSite{}
@@ -126,9 +126,9 @@ func (p *KprobePlace) Site() (KprobeSite, *Error) {
 	}
 	s.Func = p.Symbol.Value
 	s.Symbol = s.Func
-	if p.HasMod {
+	if p.Module != nil {
 		s.HasMod = true
-		s.Module = p.Module.Value
+		s.Module = p.Module.Name.Value
 		s.Symbol = s.Module + ":" + s.Func
 	}
 	return s, nil

@@ -492,6 +492,7 @@ type engine struct {
 	toks []lexer.Token
 	i    int
 	undo []undo
+	lex  tokenList // the lexer's state (here, not on the stack: scanners are called indirectly)
 }
 
 // undo restores one field at p: a Token, bool or pointer to its zero
@@ -521,6 +522,7 @@ func (e *engine) release() {
 	clear(e.toks)
 	clear(e.undo)
 	e.toks, e.undo, e.i = e.toks[:0], e.undo[:0], 0
+	e.lex = tokenList{}
 	engines.Put(e)
 }
 

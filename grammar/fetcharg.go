@@ -28,60 +28,67 @@ import "github.com/alecthomas/participle/v2/lexer"
 
 // Argument is one fetch argument: [NAME=]FETCHARG[:TYPE].
 type Argument struct {
-	Pos   lexer.Position
-	Name  lexer.Token `parser:"( @Name?"`
-	Eq    lexer.Token `parser:"  @'=' )?"`
-	Fetch *FetchArg   `parser:"@@?"`
-	Colon lexer.Token `parser:"( @':'"`
-	Type  *Type       `parser:"  @@? )?"`
+	Name  *ArgName  `parser:"@@?"`
+	Fetch *FetchArg `parser:"@@?"`
+	Type  *ArgType  `parser:"@@?"`
+}
+
+// ArgName is the NAME= of an argument (the text up to the first '=').
+type ArgName struct {
+	Name lexer.Token `parser:"@Name?"`
+	Eq   lexer.Token `parser:"@'='"`
+}
+
+// ArgType is the :TYPE of an argument (from the first ':').
+type ArgType struct {
+	Colon lexer.Token `parser:"@':'"`
+	Type  *Type       `parser:"@@?"`
 }
 
 // FetchArg is one of the fetch-argument forms, chosen by its first byte.
 type FetchArg struct {
 	Pos    lexer.Position
-	EndPos lexer.Position
-	Reg    *Reg        `parser:"  @@"`
-	Var    *Var        `parser:"| @@"`
-	Mem    *Mem        `parser:"| @@"`
-	Deref  *Deref      `parser:"| @@"`
-	ImmStr *ImmStr     `parser:"| @@"`
-	Imm    *Imm        `parser:"| @@"`
-	BTF    *Chain      `parser:"| @@"`
-	Bad    lexer.Token `parser:"| @Text"`
+	Reg    *Reg    `parser:"  @@"`
+	Var    *Var    `parser:"| @@"`
+	Mem    *Mem    `parser:"| @@"`
+	Deref  *Deref  `parser:"| @@"`
+	ImmStr *ImmStr `parser:"| @@"`
+	Imm    *Imm    `parser:"| @@"`
+	BTF    *Chain  `parser:"| @@"`
+	Bad    *BadArg `parser:"| @@"`
+}
+
+// BadArg is text no form starts with.
+type BadArg struct {
+	Text lexer.Token `parser:"@Text"`
 }
 
 // Reg is %REG.
 type Reg struct {
-	Pos  lexer.Position
 	Name lexer.Token `parser:"'%' @Reg?"`
 }
 
 // Var is $VAR: $retval (with a member chain on kernels with BTF
 // arguments), $stack, $stackN, $argN, $arg*, $comm.
 type Var struct {
-	Pos  lexer.Position
 	Name *Chain `parser:"'$' @@?"`
 }
 
 // Chain is NAME(->FIELD | .FIELD)*: a name and its member chain, split at
 // each '.', '->' and stray '-' (split_next_field).
 type Chain struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
-	Name   lexer.Token `parser:"@Field"`
-	Links  []*Link     `parser:"@@*"`
+	Name  lexer.Token `parser:"@Field"`
+	Links []*Link     `parser:"@@*"`
 }
 
 // Link is one separator of a chain and the member after it.
 type Link struct {
-	Pos   lexer.Position
 	Sep   lexer.Token `parser:"@('->' | '.' | '-')"`
 	Field lexer.Token `parser:"@Field?"`
 }
 
 // Mem is @ADDR, @SYM[+|-OFFS], or @+OFFS (a file offset: uprobes only).
 type Mem struct {
-	Pos    lexer.Position
 	Addr   lexer.Token `parser:"'@' ( @Addr"`
 	File   *FileOffs   `parser:"    | @@"`
 	Symbol lexer.Token `parser:"    | ( @Symbol?"`
@@ -90,7 +97,6 @@ type Mem struct {
 
 // FileOffs is the +OFFS of @+OFFS.
 type FileOffs struct {
-	Pos  lexer.Position
 	Offs lexer.Token `parser:"'+' @Text?"`
 }
 
@@ -99,7 +105,6 @@ type FileOffs struct {
 // the last ')'; text after it is ignored. Without a ')', the text after
 // the '(' is not parsed (Unclosed).
 type Deref struct {
-	Pos      lexer.Position
 	Sign     lexer.Token `parser:"@('+' | '-')"`
 	User     lexer.Token `parser:"@User?"`
 	Offs     lexer.Token `parser:"@DerefOffs?"`
@@ -112,20 +117,17 @@ type Deref struct {
 
 // ImmStr is \"STR": an immediate string, closed by a final '"'.
 type ImmStr struct {
-	Pos  lexer.Position
 	Text lexer.Token `parser:"Backslash Quote @Str?"`
 }
 
 // Imm is \IMM: an immediate number.
 type Imm struct {
-	Pos   lexer.Position
 	Value lexer.Token `parser:"Backslash @Imm?"`
 }
 
 // Type is the TYPE after ':': a fetch type name or a bitfield, and an
 // array count.
 type Type struct {
-	Pos      lexer.Position
 	Bitfield *Bitfield   `parser:"( @@"`
 	Name     lexer.Token `parser:"| @Type )?"`
 	Array    *Array      `parser:"@@?"`
@@ -133,7 +135,6 @@ type Type struct {
 
 // Bitfield is b<WIDTH>@<OFFS>/<CONTAINER>.
 type Bitfield struct {
-	Pos       lexer.Position
 	Width     lexer.Token `parser:"Bits @Width?"`
 	At        lexer.Token `parser:"( @'@'"`
 	Offs      lexer.Token `parser:"  @Bitoffs? )?"`

@@ -23,9 +23,9 @@ var engines = sync.Pool{New: func() any { return &engine{toks: make([]lexer.Toke
 func parseWith[G any](what string, scan scanner, r *structRule, s string) (*G, error) {
 	e := engines.Get().(*engine)
 	defer e.release()
-	l := tokenList{s: s, toks: e.toks[:0]}
-	scan(s, &l)
-	e.toks = append(l.toks, lexer.Token{Type: lexer.EOF, Pos: lexer.Position{Offset: len(s), Line: 1, Column: len(s) + 1}})
+	e.lex = tokenList{s: s, toks: e.toks[:0]}
+	scan(s, &e.lex)
+	e.toks = append(e.lex.toks, lexer.Token{Type: lexer.EOF, Pos: lexer.Position{Offset: len(s), Line: 1, Column: len(s) + 1}})
 	n := new(G)
 	if e.parseStruct(r, unsafe.Pointer(n)) != match || e.toks[e.i].Type != lexer.EOF {
 		return nil, fmt.Errorf("grammar: %s %q: unexpected %q at offset %d", what, s, e.toks[e.i].Value, e.toks[e.i].Pos.Offset)

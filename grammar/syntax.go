@@ -44,7 +44,6 @@ type Head struct {
 // EventName is [GRP/][EVENT], or GRP.EVENT: the first '/' separates the
 // group from the event; without a '/', the first '.' does.
 type EventName struct {
-	Pos   lexer.Position
 	Group lexer.Token `parser:"( @Group?"`
 	Sep   lexer.Token `parser:"  @('/' | '.') )?"`
 	Event lexer.Token `parser:"@Event?"`
@@ -53,17 +52,26 @@ type EventName struct {
 // KprobePlace is argv[1] of a p or r command: MEMADDR, or
 // [MOD:]SYM[+offs|-offs][%return].
 type KprobePlace struct {
-	// Addr is a whole argument kstrtoul (base 0) accepts.
-	Addr lexer.Token `parser:"(  @Addr"`
+	Addr *Address `parser:"(  @@"`
 	// Uprobe is a place with both a '/' and a ':': not a kprobe's.
 	Uprobe *UprobePlace `parser:" | @@"`
-	Module lexer.Token  `parser:" | ( @Module?"`
-	HasMod bool         `parser:"    @':' )?"`
-	Symbol lexer.Token  `parser:"  @Symbol?"`
+	Module *Module      `parser:" | @@?"`
+	Symbol lexer.Token  `parser:"    @Symbol?"`
 	// Offset is +OFFS or -OFFS, sign included: the text from the first
 	// '+' or '-' up to the '%'.
-	Offset lexer.Token `parser:"  @Offset?"`
-	Suffix *Suffix     `parser:"  @@? )"`
+	Offset lexer.Token `parser:"    @Offset?"`
+	Suffix *Suffix     `parser:"    @@? )"`
+}
+
+// Address is a whole place kstrtoul (base 0) accepts.
+type Address struct {
+	Value lexer.Token `parser:"@Addr"`
+}
+
+// Module is the MOD: of MOD:SYM (the text up to the first ':').
+type Module struct {
+	Name  lexer.Token `parser:"@Module?"`
+	Colon lexer.Token `parser:"@':'"`
 }
 
 // Suffix is '%' and the text after it, which must be "return".
@@ -90,7 +98,6 @@ type UprobePlace struct {
 
 // RefCtr is a uprobe's (REF_CTR_OFFSET) and any text after the ')'.
 type RefCtr struct {
-	Pos    lexer.Position
 	Offset lexer.Token `parser:"'(' @Text?"`
 	Close  bool        `parser:"( @')'"`
 	Trail  lexer.Token `parser:"  @Text? )?"`
