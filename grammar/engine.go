@@ -59,7 +59,6 @@ type gnode struct {
 	lit     string            // nLit
 	types   []lexer.TokenType // nCapture: token types it takes
 	lits    []string          // nCapture: token texts it takes
-	field   int               // nCapture, nStruct: field index
 	off     uintptr           // nCapture, nStruct: field offset
 	capKind captureKind       // nCapture
 	slice   bool              // nStruct: append to a slice field
@@ -408,7 +407,7 @@ func (p *tagParser) strct(field int) (*gnode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gnode{kind: nStruct, field: field, off: p.typ.Field(field).Offset, slice: slice, strct: r}, nil
+	return &gnode{kind: nStruct, off: p.typ.Field(field).Offset, slice: slice, strct: r}, nil
 }
 
 // capture parses what follows '@': tokens of some types or texts.
@@ -417,7 +416,7 @@ func (p *tagParser) capture(field int) (*gnode, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &gnode{kind: nCapture, field: field, off: p.typ.Field(field).Offset}
+	n := &gnode{kind: nCapture, off: p.typ.Field(field).Offset}
 	var collect func(x *gnode) bool
 	collect = func(x *gnode) bool {
 		switch x.kind {

@@ -21,6 +21,9 @@ var engines = sync.Pool{New: func() any { return &engine{toks: make([]lexer.Toke
 // G). The grammars accept every token sequence their lexers produce, so an
 // error is a bug in the grammar.
 func parseWith[G any](what string, scan scanner, r *structRule, s string) (*G, error) {
+	if r.typ != reflect.TypeFor[G]() {
+		return nil, fmt.Errorf("grammar: %s: rule for %s, not %s", what, r.typ, reflect.TypeFor[G]())
+	}
 	e := engines.Get().(*engine)
 	defer e.release()
 	e.lex = tokenList{s: s, toks: e.toks[:0]}
