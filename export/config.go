@@ -42,9 +42,10 @@ type Config struct {
 // and 4 MiB of record data; behind it are at most three batches (one
 // being filled, one waiting, one being exported) of at most 512 records
 // or 1 MiB of record data each, which take about three times their record
-// data once converted (the body text and the attribute values copy it).
-// Hence about 4 + 3*3 = 13 MiB at most, whatever the event rate or the
-// collector's state.
+// data once converted (the body text and the attribute values copy it),
+// plus the encoding of the request in flight. Hence at most about 16 MiB,
+// whatever the event rate or the collector's state (TestMemoryBound
+// measures it with a stalled collector).
 
 const (
 	defaultQueueSize     = 2048

@@ -57,7 +57,7 @@ func (m metricsService) Export(_ context.Context, req *colmetricspb.ExportMetric
 
 // startGRPC serves the receiver on a loopback port; it returns the
 // address.
-func startGRPC(t *testing.T, r *receiver) string {
+func startGRPC(t testing.TB, r *receiver) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
