@@ -53,16 +53,17 @@ const (
 )
 
 type gnode struct {
-	kind    nodeKind
-	items   []*gnode
-	typ     lexer.TokenType   // nRef
-	lit     string            // nLit
-	types   []lexer.TokenType // nCapture: token types it takes
-	lits    []string          // nCapture: token texts it takes
-	off     uintptr           // nCapture, nStruct: field offset
-	capKind captureKind       // nCapture
-	slice   bool              // nStruct: append to a slice field
-	strct   *structRule       // nStruct
+	kind     nodeKind
+	items    []*gnode
+	typ      lexer.TokenType   // nRef
+	lit      string            // nLit
+	types    []lexer.TokenType // nCapture: token types it takes
+	lits     []string          // nCapture: token texts it takes
+	litTypes []lexer.TokenType // nCapture: the lits' token types (EOF: any)
+	off      uintptr           // nCapture, nStruct: field offset
+	capKind  captureKind       // nCapture
+	slice    bool              // nStruct: append to a slice field
+	strct    *structRule       // nStruct
 	// First set, for skipping a struct that cannot start here without
 	// allocating it.
 	firstTypes map[lexer.TokenType]bool
@@ -282,12 +283,20 @@ func tagTokens(t reflect.Type) ([]tagToken, error) {
 				out = append(out, tagToken{string(c), i})
 				j++
 			case c == '\'':
+				// 'text' or 'text':Type
 				k := strings.IndexByte(tag[j+1:], '\'')
 				if k < 0 {
 					return nil, fmt.Errorf("%s.%s: unterminated literal", t.Name(), f.Name)
 				}
-				out = append(out, tagToken{tag[j : j+k+2], i})
-				j += k + 2
+				end := j + k + 2
+				if end < len(tag) && tag[end] == ':' {
+					end++
+					for end < len(tag) && (isAlnum(tag[end]) || tag[end] == '_') {
+						end++
+					}
+				}
+				out = append(out, tagToken{tag[j:end], i})
+				j = end
 			default:
 				k := j
 				for k < len(tag) && (isAlnum(tag[k]) || tag[k] == '_') {
@@ -424,6 +433,7 @@ func (p *tagParser) capture(field int) (*gnode, error) {
 			n.types = append(n.types, x.typ)
 		case nLit:
 			n.lits = append(n.lits, x.lit)
+			n.litTypes = append(n.litTypes, x.typ)
 		case nAlt:
 			for _, it := range x.items {
 				if !collect(it) {
@@ -470,7 +480,16 @@ func (p *tagParser) atom() (*gnode, error) {
 		p.i++
 		return e, nil
 	case tok.s[0] == '\'':
-		return &gnode{kind: nLit, lit: tok.s[1 : len(tok.s)-1]}, nil
+		q := strings.LastIndexByte(tok.s, '\'')
+		n := &gnode{kind: nLit, lit: tok.s[1:q], typ: lexer.EOF}
+		if q+1 < len(tok.s) {
+			t, ok := tokenNames[tok.s[q+2:]]
+			if !ok {
+				return nil, fmt.Errorf("%s: unknown token type in %s", p.typ.Name(), tok.s)
+			}
+			n.typ = t
+		}
+		return n, nil
 	case isAlpha(tok.s[0]):
 		t, ok := tokenNames[tok.s]
 		if !ok {
@@ -569,7 +588,7 @@ func (e *engine) node(n *gnode, p unsafe.Pointer) int {
 		}
 		return noMatch
 	case nLit:
-		if t.Type != lexer.EOF && t.Value == n.lit {
+		if t.Type != lexer.EOF && t.Value == n.lit && (n.typ == lexer.EOF || t.Type == n.typ) {
 			e.i++
 			return match
 		}
@@ -669,8 +688,8 @@ func (n *gnode) takes(t *lexer.Token) bool {
 			return true
 		}
 	}
-	for _, s := range n.lits {
-		if t.Value == s {
+	for k, s := range n.lits {
+		if t.Value == s && (n.litTypes[k] == lexer.EOF || t.Type == n.litTypes[k]) {
 			return true
 		}
 	}

@@ -36,12 +36,12 @@ type Argument struct {
 // ArgName is the NAME= of an argument (the text up to the first '=').
 type ArgName struct {
 	Name lexer.Token `parser:"@Name?"`
-	Eq   lexer.Token `parser:"@'='"`
+	Eq   lexer.Token `parser:"@'=':Punct"`
 }
 
 // ArgType is the :TYPE of an argument (from the first ':').
 type ArgType struct {
-	Colon lexer.Token `parser:"@':'"`
+	Colon lexer.Token `parser:"@':':Punct"`
 	Type  *Type       `parser:"@@?"`
 }
 
@@ -65,13 +65,13 @@ type BadArg struct {
 
 // Reg is %REG.
 type Reg struct {
-	Name lexer.Token `parser:"'%' @Reg?"`
+	Name lexer.Token `parser:"'%':Punct @Reg?"`
 }
 
 // Var is $VAR: $retval (with a member chain on kernels with BTF
 // arguments), $stack, $stackN, $argN, $arg*, $comm.
 type Var struct {
-	Name *Chain `parser:"'$' @@?"`
+	Name *Chain `parser:"'$':Punct @@?"`
 }
 
 // Chain is NAME(->FIELD | .FIELD)*: a name and its member chain, split at
@@ -83,21 +83,21 @@ type Chain struct {
 
 // Link is one separator of a chain and the member after it.
 type Link struct {
-	Sep   lexer.Token `parser:"@('->' | '.' | '-')"`
+	Sep   lexer.Token `parser:"@('->':Punct | '.':Punct | '-':Punct)"`
 	Field lexer.Token `parser:"@Field?"`
 }
 
 // Mem is @ADDR, @SYM[+|-OFFS], or @+OFFS (a file offset: uprobes only).
 type Mem struct {
-	Addr   lexer.Token `parser:"'@' ( @Addr"`
-	File   *FileOffs   `parser:"    | @@"`
-	Symbol lexer.Token `parser:"    | ( @Symbol?"`
-	Offset lexer.Token `parser:"        @Offset? ) )"`
+	Addr   lexer.Token `parser:"'@':Punct ( @Addr"`
+	File   *FileOffs   `parser:"          | @@"`
+	Symbol lexer.Token `parser:"          | @Symbol"`
+	Offset lexer.Token `parser:"            @Offset? | @Offset )?"`
 }
 
 // FileOffs is the +OFFS of @+OFFS.
 type FileOffs struct {
-	Offs lexer.Token `parser:"'+' @Text?"`
+	Offs lexer.Token `parser:"'+':Punct @Text?"`
 }
 
 // Deref is +|-[u]OFFS(FETCHARG): memory at OFFS from the address
@@ -105,12 +105,12 @@ type FileOffs struct {
 // the last ')'; text after it is ignored. Without a ')', the text after
 // the '(' is not parsed (Unclosed).
 type Deref struct {
-	Sign     lexer.Token `parser:"@('+' | '-')"`
+	Sign     lexer.Token `parser:"@('+':Punct | '-':Punct)"`
 	User     lexer.Token `parser:"@User?"`
 	Offs     lexer.Token `parser:"@DerefOffs?"`
-	Open     lexer.Token `parser:"( @'('"`
+	Open     lexer.Token `parser:"( @'(':Punct"`
 	Inner    *FetchArg   `parser:"  ( @@?"`
-	Close    lexer.Token `parser:"    @')'"`
+	Close    lexer.Token `parser:"    @')':Punct"`
 	Trail    lexer.Token `parser:"    @Text?"`
 	Unclosed lexer.Token `parser:"  | @Unclosed ) )?"`
 }
@@ -136,16 +136,16 @@ type Type struct {
 // Bitfield is b<WIDTH>@<OFFS>/<CONTAINER>.
 type Bitfield struct {
 	Width     lexer.Token `parser:"Bits @Width?"`
-	At        lexer.Token `parser:"( @'@'"`
+	At        lexer.Token `parser:"( @'@':Punct"`
 	Offs      lexer.Token `parser:"  @Bitoffs? )?"`
-	Slash     lexer.Token `parser:"( @'/'"`
+	Slash     lexer.Token `parser:"( @'/':Punct"`
 	Container lexer.Token `parser:"  @Container? )?"`
 }
 
 // Array is [N] after a type name; text after the ']' is an error.
 type Array struct {
 	Pos   lexer.Position
-	Count lexer.Token `parser:"'[' @Count?"`
-	Close lexer.Token `parser:"( @']'"`
+	Count lexer.Token `parser:"'[':Punct @Count?"`
+	Close lexer.Token `parser:"( @']':Punct"`
 	Trail lexer.Token `parser:"  @Text? )?"`
 }

@@ -37,7 +37,7 @@ type Head struct {
 	// maxactive count when it starts with a digit, otherwise ignored.
 	Prefix lexer.Token `parser:"@Prefix?"`
 	// Colon is the ':' that starts the event spec (maybe empty).
-	Colon lexer.Token `parser:"( @':'"`
+	Colon lexer.Token `parser:"( @':':Punct"`
 	Event *EventName  `parser:"  @@? )?"`
 }
 
@@ -45,7 +45,7 @@ type Head struct {
 // group from the event; without a '/', the first '.' does.
 type EventName struct {
 	Group lexer.Token `parser:"( @Group?"`
-	Sep   lexer.Token `parser:"  @('/' | '.') )?"`
+	Sep   lexer.Token `parser:"  @('/':Punct | '.':Punct) )?"`
 	Event lexer.Token `parser:"@Event?"`
 }
 
@@ -71,13 +71,13 @@ type Address struct {
 // Module is the MOD: of MOD:SYM (the text up to the first ':').
 type Module struct {
 	Name  lexer.Token `parser:"@Module?"`
-	Colon lexer.Token `parser:"@':'"`
+	Colon lexer.Token `parser:"@':':Punct"`
 }
 
 // Suffix is '%' and the text after it, which must be "return".
 type Suffix struct {
 	Pos  lexer.Position
-	Text string `parser:"'%' @Suffix?"`
+	Text string `parser:"'%':Punct @Suffix?"`
 }
 
 // FprobePlace is argv[1] of an f or t command: SYM[%return] or
@@ -90,7 +90,7 @@ type FprobePlace struct {
 // UprobePlace is argv[1] of a uprobe: PATH:OFFSET[(REF_CTR_OFFSET)][%return].
 type UprobePlace struct {
 	Path   lexer.Token `parser:"@Path"`
-	Colon  bool        `parser:"( @':'"`
+	Colon  bool        `parser:"( @':':Punct"`
 	Offset lexer.Token `parser:"  @Offset?"`
 	RefCtr *RefCtr     `parser:"  @@?"`
 	Suffix *Suffix     `parser:"  @@? )?"`
@@ -98,8 +98,8 @@ type UprobePlace struct {
 
 // RefCtr is a uprobe's (REF_CTR_OFFSET) and any text after the ')'.
 type RefCtr struct {
-	Offset lexer.Token `parser:"'(' @Text?"`
-	Close  bool        `parser:"( @')'"`
+	Offset lexer.Token `parser:"'(':Punct @Text?"`
+	Close  bool        `parser:"( @')':Punct"`
 	Trail  lexer.Token `parser:"  @Text? )?"`
 }
 
@@ -115,8 +115,8 @@ type EprobePlace struct {
 type Removal struct {
 	Kind   string      `parser:"@Kind"`
 	Prefix lexer.Token `parser:"@Prefix?"`
-	Colon  lexer.Token `parser:"( @':'"`
+	Colon  lexer.Token `parser:"( @':':Punct"`
 	Group  lexer.Token `parser:"  ( @Group?"`
-	Sep    lexer.Token `parser:"    @'/' )?"`
+	Sep    lexer.Token `parser:"    @'/':Punct )?"`
 	Event  lexer.Token `parser:"  @Event? )?"`
 }
