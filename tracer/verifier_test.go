@@ -103,10 +103,11 @@ func replay(m *kernel.Model, d *grammar.Dialect, g golden) (*events.Registry, er
 	f := fileOf(g.File)
 	for _, s := range g.Setup {
 		sf := f
-		if rest, ok := strings.CutPrefix(s, "dynamic_events:"); ok {
-			sf, s = events.DynamicEvents, rest
-		} else if rest, ok := strings.CutPrefix(s, "kprobe_events:"); ok {
-			sf, s = events.KprobeEvents, rest
+		// A "FILE:" prefix names the control file of a setup line.
+		if name, rest, ok := strings.Cut(s, ":"); ok {
+			if pf, named := events.FileNamed(name); named {
+				sf, s = pf, rest
+			}
 		}
 		r.Write(sf, []byte(s+"\n"))
 	}
