@@ -48,8 +48,13 @@ func record(t *testing.T, ev *Event, vals map[string]any) []byte {
 				continue
 			}
 			copy(rec[f.Offset:f.Offset+f.Size], v)
-		case int:
-			u := uint64(v)
+		case int, uint64:
+			var u uint64
+			if i, ok := v.(int); ok {
+				u = uint64(i)
+			} else {
+				u = v.(uint64)
+			}
 			switch f.Size {
 			case 1:
 				rec[f.Offset] = byte(u)
@@ -125,5 +130,22 @@ func TestRenderFallback(t *testing.T) {
 	ev = format(t, "block", "block_rq_issue")
 	if _, err := ev.Render(record(t, ev, map[string]any{"rwbs": "R", "cmd": ""}), nil); err == nil {
 		t.Error("block_rq_issue (IOPRIO_CLASS_NONE) rendered")
+	}
+}
+
+// With the hash-ptr option cleared a bare %p prints the address as the
+// kernel's %px does: 16 hex digits, zero-padded.
+func TestRawPointers(t *testing.T) {
+	ev := format(t, "net", "net_dev_xmit")
+	rec := record(t, ev, map[string]any{"name": "lo", "skbaddr": uint64(0xffff888003c1e000), "len": 98, "rc": 0})
+	got, err := ev.RenderOpts(rec, Options{RawPointers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "dev=lo skbaddr=ffff888003c1e000 len=98 rc=0"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, err := ev.Render(rec, nil); err == nil {
+		t.Error("a hashed pointer rendered")
 	}
 }

@@ -25,16 +25,32 @@ type value struct {
 
 var errUnsupported = errors.New("not supported")
 
+// Options are the trace options that change how events print.
+type Options struct {
+	// Symbols resolves %pS and %ps.
+	Symbols Symbols
+	// RawPointers is the hash-ptr option cleared: a bare %p prints the
+	// address (as %px, 16 zero-padded hex digits) instead of its hash,
+	// which only the kernel can compute.
+	RawPointers bool
+}
+
 // Render prints the record as the kernel's trace file prints the event
 // after "NAME: ". rec is the whole record, common fields first.
 func (e *Event) Render(rec []byte, syms Symbols) (string, error) {
+	return e.RenderOpts(rec, Options{Symbols: syms})
+}
+
+// RenderOpts is Render with trace options.
+func (e *Event) RenderOpts(rec []byte, o Options) (string, error) {
+	syms := o.Symbols
 	if e.System == "syscalls" {
 		return e.renderSyscall(rec)
 	}
 	if e.ParseErr != nil {
 		return "", fmt.Errorf("print fmt of %s/%s: %w", e.System, e.Name, e.ParseErr)
 	}
-	r := &renderer{ev: e, rec: rec, syms: syms}
+	r := &renderer{ev: e, rec: rec, syms: syms, rawPtr: o.RawPointers}
 	out, err := r.printf(e.Fmt, e.Args)
 	if err != nil {
 		return "", fmt.Errorf("print fmt of %s/%s: %w", e.System, e.Name, err)
@@ -93,9 +109,10 @@ func (e *Event) renderSyscall(rec []byte) (string, error) {
 }
 
 type renderer struct {
-	ev   *Event
-	rec  []byte
-	syms Symbols
+	ev     *Event
+	rec    []byte
+	syms   Symbols
+	rawPtr bool
 }
 
 // printf is the kernel's vsnprintf over evaluated arguments.
@@ -259,7 +276,13 @@ func (r *renderer) pointer(v value, ext byte) (string, error) {
 		}
 		return fmt.Sprintf("%s+0x%x/0x%x%s", name, v.u-start, size, mod), nil
 	}
-	return "", fmt.Errorf("%%p%s prints a hashed or formatted pointer: %w", string(rune(ext)), errUnsupported)
+	if ext == 0 && r.rawPtr {
+		return fmt.Sprintf("%016x", v.u), nil
+	}
+	if ext == 0 {
+		return "", fmt.Errorf("%%p prints a hashed pointer (ktrace prints the address with the hash-ptr option cleared): %w", errUnsupported)
+	}
+	return "", fmt.Errorf("%%p%c: %w", ext, errUnsupported)
 }
 
 // eval evaluates an expression over the record.

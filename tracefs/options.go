@@ -57,7 +57,7 @@ var traceOptions = []traceOption{
 	{name: "event-fork", core: true},
 	{name: "trace_printk_dest", def: true, core: true, honoured: true, since: "6.12"},
 	{name: "pause-on-trace", core: true},
-	{name: "hash-ptr", def: true, core: true},
+	{name: "hash-ptr", def: true, core: true, honoured: true},
 	{name: "function-trace", def: true, core: true, honoured: true},
 	{name: "function-fork", core: true, honoured: true},
 	{name: "display-graph", core: true, honoured: true},
@@ -101,6 +101,10 @@ func (f *FS) option(name string) (int, bool) {
 	}
 	return 0, false
 }
+
+// OptionOn reports whether a trace option (options/NAME) is set; an
+// option the release does not have is not.
+func (f *FS) OptionOn(name string) bool { return f.optionOn(name) }
 
 // optionOn reports an option's value.
 func (f *FS) optionOn(name string) bool {

@@ -27,5 +27,6 @@ func (e *env) newTraceWorld(mount *mountAccess) (w *world, note string, isLive b
 	}
 	fsys := tracefs.New(lb, e.tracefsOptions(true, mount))
 	lb.Record = fsys.RecordTask
+	lb.TraceOptions = fsys
 	return &world{reg: reg, fs: fsys}, live.Note, true, lb.Close
 }

@@ -33,6 +33,9 @@ type Backend struct {
 	// Record receives each trace line without its TASK-PID column, which
 	// tracefs fills in when the trace is read (tracefs.FS.RecordTask).
 	Record func(ts uint64, pid int, comm string, rest []byte) bool
+	// TraceOptions are the FS's trace options (hash-ptr changes how a
+	// static event's %p prints); nil: the defaults.
+	TraceOptions interface{ OptionOn(name string) bool }
 	// IgnorePID drops the records of this process (0: none): the server of
 	// a mount plays the kernel, whose own work the kernel does not trace.
 	IgnorePID uint32

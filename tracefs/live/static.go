@@ -310,7 +310,11 @@ func (b *Backend) staticPump(st *staticTracer) {
 		binary.LittleEndian.PutUint32(r[4:], pid)
 		line = appendStaticContext(line[:0], cpu, ts)
 		line = append(line, se.ev.Prefix()...)
-		body, err := se.ev.Render(r, symbols{b.model})
+		opts := printfmt.Options{Symbols: symbols{b.model}}
+		if b.TraceOptions != nil {
+			opts.RawPointers = !b.TraceOptions.OptionOn("hash-ptr")
+		}
+		body, err := se.ev.RenderOpts(r, opts)
 		if err != nil {
 			if !se.noted && b.warn != nil {
 				se.noted = true
