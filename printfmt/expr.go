@@ -104,6 +104,28 @@ func lex(s string) ([]token, error) {
 			}
 			out = append(out, token{kind: tStr, s: b.String()})
 			i = j + 1
+		case c == '\'':
+			// A character constant: 'c' or '\\c'.
+			j := i + 1
+			if j < len(s) && s[j] == '\\' {
+				j++
+			}
+			if j+1 >= len(s) || s[j+1] != '\'' {
+				return nil, fmt.Errorf("character constant at %d", i)
+			}
+			v := uint64(s[j])
+			if s[j-1] == '\\' {
+				switch s[j] {
+				case 'n':
+					v = '\n'
+				case 't':
+					v = '\t'
+				case '0':
+					v = 0
+				}
+			}
+			out = append(out, token{kind: tNum, v: v, s: s[i : j+2]})
+			i = j + 2
 		case c >= '0' && c <= '9':
 			j := i
 			for j < len(s) && (isAlnum(s[j])) {

@@ -153,7 +153,14 @@ func (r *renderer) printf(format string, args []Expr) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			width = strconv.FormatInt(int64(int32(v.u)), 10)
+			// A trace_seq holds a page: no field is wider.
+			w := int64(int32(v.u))
+			if w > 4096 {
+				w = 4096
+			} else if w < -4096 {
+				w = -4096
+			}
+			width = strconv.FormatInt(w, 10)
 			i++
 		}
 		for i < len(format) && format[i] >= '0' && format[i] <= '9' {
