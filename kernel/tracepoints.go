@@ -97,9 +97,13 @@ func (t *Tracepoint) Fields() []TracepointField {
 // name and the type with the array suffix moved to it.
 func splitDecl(decl string) (name, typ string) {
 	suffix := ""
-	d := decl
-	if i := strings.IndexByte(d, '['); i >= 0 {
-		suffix, d = d[i:], d[:i]
+	d := strings.TrimSpace(decl)
+	// Only a final [N] is the name's array suffix: in "__data_loc
+	// char[] filename" the brackets belong to the type.
+	if strings.HasSuffix(d, "]") {
+		if i := strings.LastIndexByte(d, '['); i >= 0 {
+			suffix, d = d[i:], d[:i]
+		}
 	}
 	d = strings.TrimSpace(d)
 	i := strings.LastIndexAny(d, " *")
