@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 // `ktrace sh` per script (6.1 has FUSE as a module the guest lacks).
 const liveSuiteScript = `sh /formats.sh > /tmp/kformats
 if grep -q fuse /proc/filesystems; then
-	(sleep 600; echo @@WATCHDOG; poweroff -f) &
+	(sleep 1500; echo @@WATCHDOG; poweroff -f) &
 	mkdir -p /tmp/tr
 	/bin/ktrace --kernel host mount --daemon /tmp/tr >/tmp/mpid 2>/tmp/m.err
 	cd /tmp/tr
@@ -59,7 +60,14 @@ done
 // a mount (6.12) or through `ktrace sh` (6.1). Every script passes there,
 // as on the kernel's own tracefs (TestConformanceVM), and every static
 // event's format file is the kernel's, byte for byte.
+//
+// It takes some ten minutes per kernel under qemu's emulation, more than
+// go test's default timeout for the package: it runs when
+// KTRACE_VM_LONG=1, as .ci/test sets.
 func TestSuiteLiveVM(t *testing.T) {
+	if os.Getenv("KTRACE_VM_LONG") != "1" {
+		t.Skip("set KTRACE_VM_LONG=1 (and -timeout 40m) to run the script suite through ktrace in each kernel's guest")
+	}
 	kt := vmtest.Ktrace(t)
 	root, err := vmtest.ModuleRoot()
 	if err != nil {
@@ -76,7 +84,7 @@ func TestSuiteLiveVM(t *testing.T) {
 	files["/bin/ktrace"] = kt
 	files["/formats.sh"] = []byte(formatsScript)
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
-		ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
 		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: liveSuiteScript, Files: files})
 		if err != nil {
