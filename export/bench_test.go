@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	sdklog "go.opentelemetry.io/otel/sdk/log"
-
 	"github.com/ktrace-dev/ktrace/tracer"
 )
 
@@ -51,25 +49,25 @@ func BenchmarkReader(b *testing.B) {
 }
 
 // BenchmarkWorker measures the worker's cost per record: printing the
-// trace line and the typed attributes into a log record, through the SDK
-// logger into the batch.
+// trace line and the typed attributes into a log record in the batch.
 func BenchmarkWorker(b *testing.B) {
 	w := newWorld(b, testLines...)
 	recs, _ := testRecords(b, w)
 	e := &Exporter{cfg: Config{BatchSize: 512}, names: map[*tracer.Probe]string{}, forks: map[*tracer.Decoder]*tracer.Decoder{}}
-	e.provider = sdklog.NewLoggerProvider(sdklog.WithProcessor(batcher{e}), sdklog.WithAttributeCountLimit(-1), sdklog.WithAllowKeyDuplication())
-	e.logger = e.provider.Logger("bench")
+	var err error
+	if e.provider, e.tmpl, err = newTemplate(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
 	items := make([]*item, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		items[i] = &item{dec: w.dec, probe: r.Probe, ts: r.TS, cpu: r.CPU, tgid: r.Tgid(), raw: r.Raw}
 		items[i].commLen = uint8(copy(items[i].comm[:], r.Comm))
 	}
-	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		e.logger.Emit(ctx, e.conv.record(e, items[i%len(items)]))
+		e.batch = append(e.batch, e.conv.record(e, items[i%len(items)]))
 		if len(e.batch) == 512 {
 			e.batch = e.batch[:0]
 		}

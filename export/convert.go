@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 
 	"github.com/ktrace-dev/ktrace/tracer"
 )
@@ -33,7 +33,7 @@ type converter struct {
 //     read faulted is left out (in an array: an empty value);
 //   - timestamp: the event's time on the wall clock; observed timestamp:
 //     when it was converted.
-func (c *converter) record(e *Exporter, it *item) log.Record {
+func (c *converter) record(e *Exporter, it *item) sdklog.Record {
 	r := tracer.Record{Probe: it.probe, TS: it.ts, CPU: it.cpu, Comm: it.comm[:it.commLen], Raw: it.raw}
 	// The reader's decoder keeps caches of its own: the worker prints
 	// with a fork of it.
@@ -52,7 +52,7 @@ func (c *converter) record(e *Exporter, it *item) log.Record {
 		name = it.probe.Event.Group + "/" + it.probe.Event.Name
 		e.names[it.probe] = name
 	}
-	var rec log.Record
+	rec := e.tmpl
 	rec.SetTimestamp(time.Unix(0, int64(it.ts)+e.wallOffset))
 	rec.SetObservedTimestamp(time.Now())
 	rec.SetEventName(name)

@@ -25,7 +25,7 @@ type Exporter struct {
 	cfg      Config
 	res      *resource.Resource
 	provider *sdklog.LoggerProvider
-	logger   log.Logger
+	tmpl     sdklog.Record // a record with the resource and scope, no data
 	exp      sdklog.Exporter
 	metrics  *meters // nil without Config.Metrics
 	// wallOffset turns the records' CLOCK_MONOTONIC times into wall-clock
@@ -35,7 +35,7 @@ type Exporter struct {
 	queue       chan *item
 	queueBytes  atomic.Int64
 	batches     chan []sdklog.Record
-	batch       []sdklog.Record // filled by the worker (through the processor)
+	batch       []sdklog.Record // filled by the worker
 	batchBytes  int
 	closed      atomic.Bool
 	abort       context.Context // cancelled when Shutdown gives up waiting
@@ -131,17 +131,10 @@ func start(ctx context.Context, cfg Config, res *resource.Resource, exp sdklog.E
 		forks:      map[*tracer.Decoder]*tracer.Decoder{},
 	}
 	e.abort, e.cancelAbort = context.WithCancel(context.Background())
-	// The SDK stamps the resource and scope on every record and hands it
-	// to the batcher, on the worker goroutine. Argument names are unique
-	// (see converter), so the SDK need not look for duplicate keys; a
-	// probe may have the kernel's 128 arguments besides the 5 common
-	// attributes.
-	e.provider = sdklog.NewLoggerProvider(
-		sdklog.WithResource(res),
-		sdklog.WithProcessor(batcher{e}),
-		sdklog.WithAttributeCountLimit(-1),
-		sdklog.WithAllowKeyDuplication())
-	e.logger = e.provider.Logger("github.com/ktrace-dev/ktrace")
+	var err error
+	if e.provider, e.tmpl, err = newTemplate(ctx, res); err != nil {
+		return nil, err
+	}
 	if cfg.Metrics {
 		m, err := newMeters(ctx, res, e)
 		if err != nil {
@@ -192,15 +185,13 @@ func (e *Exporter) Event(d *tracer.Decoder, r *tracer.Record) {
 	}
 }
 
-// work turns queued records into log records (through the SDK logger,
-// which hands them to batcher) and passes full batches, or batches older
+// work turns queued records into log records and passes full batches, or batches older
 // than the interval, to the sender. It ends when the queue is closed and
 // empty, closing the batch channel.
 func (e *Exporter) work() {
 	defer close(e.batches)
 	tick := time.NewTicker(e.cfg.Interval)
 	defer tick.Stop()
-	ctx := context.Background()
 	for {
 		select {
 		case it, ok := <-e.queue:
@@ -208,7 +199,7 @@ func (e *Exporter) work() {
 				e.flushBatch()
 				return
 			}
-			e.logger.Emit(ctx, e.conv.record(e, it))
+			e.batch = append(e.batch, e.conv.record(e, it))
 			e.batchBytes += len(it.raw)
 			e.queueBytes.Add(-int64(len(it.raw)))
 			if len(e.batch) >= e.cfg.BatchSize || e.batchBytes >= e.cfg.BatchBytes {
@@ -232,18 +223,43 @@ func (e *Exporter) flushBatch() {
 	e.batchBytes = 0
 }
 
-// batcher is the SDK log processor that collects the worker's records
-// into its batch.
-type batcher struct{ e *Exporter }
+// newTemplate returns the log provider and a record of its, with no data.
+// The SDK's logger stamps the resource and the scope on the records it
+// emits: one record emitted here is the template the worker copies for
+// every event (emitting each through the logger would copy every record
+// twice more). Argument names are unique (see converter), so no duplicate
+// keys are looked for; a probe may have the kernel's 128 arguments
+// besides the 5 common attributes.
+func newTemplate(ctx context.Context, res *resource.Resource) (*sdklog.LoggerProvider, sdklog.Record, error) {
+	var tmpl template
+	p := sdklog.NewLoggerProvider(
+		sdklog.WithResource(res),
+		sdklog.WithProcessor(&tmpl),
+		sdklog.WithAttributeCountLimit(-1),
+		sdklog.WithAllowKeyDuplication())
+	p.Logger("github.com/ktrace-dev/ktrace").Emit(ctx, log.Record{})
+	if !tmpl.ok {
+		return nil, sdklog.Record{}, errors.New("export: the log SDK emitted no record")
+	}
+	return p, tmpl.rec, nil
+}
 
-func (b batcher) OnEmit(_ context.Context, r *sdklog.Record) error {
-	b.e.batch = append(b.e.batch, r.Clone())
+// template is the SDK log processor that keeps the first record emitted.
+type template struct {
+	rec sdklog.Record
+	ok  bool
+}
+
+func (t *template) OnEmit(_ context.Context, r *sdklog.Record) error {
+	if !t.ok {
+		t.rec, t.ok = r.Clone(), true
+	}
 	return nil
 }
 
-func (batcher) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
-func (batcher) Shutdown(context.Context) error                         { return nil }
-func (batcher) ForceFlush(context.Context) error                       { return nil }
+func (*template) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
+func (*template) Shutdown(context.Context) error                         { return nil }
+func (*template) ForceFlush(context.Context) error                       { return nil }
 
 // send exports each batch, retrying a failed export with exponential
 // backoff until the batch's export timeout; a batch that cannot be sent
