@@ -120,6 +120,14 @@ type Dialect struct {
 	// ignored (unless it leaves an "||" unresolved: "a || b &&" fails with
 	// EINVAL and no error code).
 	FilterDanglingOp bool
+	// TriggerFilterLog: a trigger's "if" filter that fails logs its error
+	// in error_log ("event filter parse error"). 6.12: yes; 6.1: no, the
+	// write fails with the errno alone.
+	TriggerFilterLog bool
+	// HistNoHitcount: hist triggers take nohitcount/NOHC and the
+	// .percent and .graph value modifiers, and refuse .log2, .buckets,
+	// .sym, .sym-offset and .syscall on values (Linux 6.3). 6.12: yes.
+	HistNoHitcount bool
 
 	// messages overrides the newest upstream message text of a code.
 	messages map[Code]string
@@ -188,6 +196,8 @@ var dialects = []*Dialect{
 		FilterFunction:     true,
 		FilterCPUs:         true,
 		FilterStacktrace:   true,
+		TriggerFilterLog:   true,
+		HistNoHitcount:     true,
 		messages: map[Code]string{
 			ErrBadVar:       "Invalid $-valiable specified",
 			ErrFileOnKprobe: "File offset is not available with kprobe",

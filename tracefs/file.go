@@ -81,6 +81,8 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 				return nil, pathErr("open", name, grammar.ErrnoOf(err))
 			}
 			f.pruneFilters()
+		case nEvTrigger:
+			f.clearTriggers(n)
 		case nErrorLog:
 			f.ClearErrorLog()
 		case nTrace:
@@ -270,7 +272,7 @@ func (h *File) Close() error {
 // pruneFilters forgets the filters of events that no longer exist.
 func (f *FS) pruneFilters() {
 	f.mu.Lock()
-	none := len(f.filters) == 0
+	none := len(f.filters) == 0 && len(f.triggers) == 0
 	f.mu.Unlock()
 	if none {
 		return
@@ -284,6 +286,11 @@ func (f *FS) pruneFilters() {
 	for k := range f.filters {
 		if !live[k] {
 			delete(f.filters, k)
+		}
+	}
+	for k := range f.triggers {
+		if !live[k] {
+			delete(f.triggers, k)
 		}
 	}
 }
@@ -345,6 +352,8 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		return len(p), nil
 	case nEvFilter, nGroupFilter:
 		return f.writeFilter(n, p)
+	case nEvTrigger:
+		return f.writeTrigger(n, p)
 	case nCurrentTracer:
 		return f.writeCurrentTracer(p)
 	case nSetEvent:
@@ -494,10 +503,14 @@ func (f *FS) content(n node) string {
 	}
 	switch n.kind {
 	case nEvEnable:
-		if e.Enabled {
-			return "1\n"
+		mark := ""
+		if f.softMode(e) {
+			mark = "*"
 		}
-		return "0\n"
+		if e.Enabled {
+			return "1" + mark + "\n"
+		}
+		return "0" + mark + "\n"
 	case nEvFilter:
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -513,11 +526,11 @@ func (f *FS) content(n node) string {
 		s, _ := f.b.Format(e.Group, e.Name)
 		return s
 	case nEvHist:
-		return ""
+		return f.triggerList(e).HistText()
 	case nEvID:
 		return fmt.Sprintf("%d\n", e.ID)
 	case nEvTrigger:
-		return triggerText
+		return f.triggerList(e).Text()
 	}
 	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"github.com/ktrace-dev/ktrace/trigger"
 )
 
 // Options tunes the kernel-version-dependent parts of an FS.
@@ -63,6 +64,7 @@ type FS struct {
 	logged    uint64
 	tracingOn bool
 	filters   map[eventKey]*eventFilter
+	triggers  map[eventKey]*trigger.List
 	ring      traceRing
 	// cond wakes trace_pipe readers (on f.mu) when an entry is recorded or
 	// the enabled events change; gen counts the changes.
@@ -109,6 +111,7 @@ func New(b Backend, opts Options) *FS {
 		created:   time.Now(),
 		tracingOn: true,
 		filters:   map[eventKey]*eventFilter{},
+		triggers:  map[eventKey]*trigger.List{},
 
 		pipeBlocks: opts.PipeBlocks,
 		root:       opts.Root,

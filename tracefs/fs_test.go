@@ -351,7 +351,7 @@ func TestTree(t *testing.T) {
 		{"events/kprobes/myev/hist", ""},
 		{"events/kprobes/myev/format", "name: myev\nID: 1\nformat:\n" + fakeCommon +
 			"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n\nprint fmt: \"\"\n"},
-		{"events/kprobes/myev/trigger", triggerText},
+		{"events/kprobes/myev/trigger", "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n"},
 		{"tracing_on", "1\n"},
 		{"trace_pipe", ""},
 		{"kprobe_profile", "  myev                                                       0               0\n"},

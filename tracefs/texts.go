@@ -82,8 +82,3 @@ const groupFilterHead = `### global filter ###
 # Only events with the given fields will be affected.
 # If no events are modified, an error message will be displayed here
 `
-
-// triggerText is events/GROUP/EVENT/trigger with no trigger set.
-const triggerText = `# Available triggers:
-# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist
-`

@@ -80,8 +80,9 @@ func ErrnoName(err error) string {
 }
 
 // errHead matches an error_log entry's first line:
-// "[   12.345678] trace_kprobe: error: Message".
-var errHead = regexp.MustCompile(`^\[\s*\d+\.\d+\] ([^:]+): error: (.*)$`)
+// "[   12.345678] trace_kprobe: error: Message"; the location may hold
+// colons ("hist:sched:sched_switch").
+var errHead = regexp.MustCompile(`^\[\s*\d+\.\d+\] (.+?): error: (.*)$`)
 
 // cmdPrefix starts an error_log entry's command line; the caret line below
 // it is indented by len(cmdPrefix) + pos spaces.
@@ -139,17 +140,44 @@ func EventNames(readback []string) []string {
 }
 
 // clearEventFile removes what a case wrote to an events/ file: a filter
-// is set to "0", triggers are removed by an O_TRUNC open.
+// is set to "0"; triggers go by an O_TRUNC open (which removes hist
+// triggers only) and a "!" removal of each remaining one.
 func (t *Tracefs) clearEventFile(name string, problem func(error)) {
 	var err error
 	if strings.HasSuffix(name, "/trigger") {
 		err = t.Truncate(name)
+		if err == nil {
+			err = t.removeTriggers(name)
+		}
 	} else {
 		err = t.Append(name, []byte("0\n"))
 	}
 	if err != nil && !errors.Is(err, syscall.ENOENT) {
 		problem(err)
 	}
+}
+
+// removeTriggers writes "!CMD" for each line of a trigger file
+// ("traceon:count=3 if a == 1" is removed by "!traceon").
+func (t *Tracefs) removeTriggers(name string) error {
+	s, err := t.Read(name)
+	if err != nil {
+		return err
+	}
+	for _, l := range Lines(s) {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		l, _, _ = strings.Cut(l, " if ")
+		l = strings.TrimSuffix(l, ":unlimited")
+		if i := strings.LastIndex(l, ":count="); i >= 0 {
+			l = l[:i]
+		}
+		if err := t.Append(name, []byte("!"+l+"\n")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RunCase runs one case on the tracefs: it disables every event if the

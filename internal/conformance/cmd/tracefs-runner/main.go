@@ -47,7 +47,8 @@ func run(root, casesPath string) error {
 			return fmt.Errorf("%s:%d: %w", casesPath, n, err)
 		}
 		r := t.RunCase(&c, disable)
-		disable = len(c.Enable) > 0
+		// A trigger may have enabled an event (enable_event).
+		disable = len(c.Enable) > 0 || conformance.IsEventFile(c.File)
 		line, err := r.MarshalLine()
 		if err != nil {
 			return err

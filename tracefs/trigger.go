@@ -1,0 +1,115 @@
+package tracefs
+
+import (
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/filter"
+	"github.com/ktrace-dev/ktrace/trigger"
+)
+
+// Event triggers (events/GROUP/EVENT/trigger and hist): the trigger
+// package parses them as the FS's release does; this file keeps each
+// event's list. The emulated events fire nothing, so triggers never run
+// and histograms stay empty.
+
+// triggerList returns the event's trigger list (an empty one when it has
+// none; the caller must not keep it).
+func (f *FS) triggerList(e EventInfo) *trigger.List {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l, ok := f.triggers[eventKey{e.Group, e.Name, e.ID}]; ok {
+		return l
+	}
+	return &trigger.List{}
+}
+
+// clearTriggers is an O_TRUNC open of a trigger file: the event's hist
+// triggers go (only the hist command unregisters all on a truncating
+// open; seen on 6.12).
+func (f *FS) clearTriggers(n node) {
+	e, ok := findEvent(f.events(), n.group, n.event)
+	if !ok {
+		return
+	}
+	k := eventKey{e.Group, e.Name, e.ID}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l := f.triggers[k]; l != nil {
+		l.ClearHist()
+		if len(l.Triggers) == 0 {
+			delete(f.triggers, k)
+		}
+	}
+}
+
+// softMode reports whether an event is in soft mode: it has triggers,
+// or is the target of an enable/disable trigger (its enable file then
+// ends in '*').
+func (f *FS) softMode(e EventInfo) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l := f.triggers[eventKey{e.Group, e.Name, e.ID}]; l != nil && len(l.Triggers) > 0 {
+		return true
+	}
+	target := e.Group + ":" + e.Name
+	for _, l := range f.triggers {
+		if l.Targets(target) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeTrigger is one write(2) to an event's trigger file.
+func (f *FS) writeTrigger(n node, p []byte) (int, error) {
+	evs := f.events()
+	e, ok := findEvent(evs, n.group, n.event)
+	if !ok {
+		return 0, syscall.ENODEV
+	}
+	env := f.filterEnv()
+	var fields *filter.Event
+	if format, ok := f.eventFormat(e.Group, e.Name); ok {
+		fields, _ = filter.FieldsFromFormat(format, env.Dialect.FilterCPUs)
+	}
+	if fields == nil {
+		fields = &filter.Event{}
+	}
+	ev := &trigger.Event{
+		System: e.Group, Name: e.Name, Fields: fields, Env: env,
+		Exists: func(system, event string) bool {
+			_, ok := findEvent(evs, system, event)
+			return ok
+		},
+		Named: func(name string) *trigger.Hist {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			for _, l := range f.triggers {
+				if h := l.Named(name); h != nil {
+					return h
+				}
+			}
+			return nil
+		},
+	}
+	k := eventKey{e.Group, e.Name, e.ID}
+	f.mu.Lock()
+	l, ok := f.triggers[k]
+	if !ok {
+		l = &trigger.List{}
+	}
+	f.mu.Unlock()
+	r := l.Write(p, ev)
+	f.mu.Lock()
+	if len(l.Triggers) > 0 {
+		f.triggers[k] = l
+	} else {
+		delete(f.triggers, k)
+	}
+	f.mu.Unlock()
+	f.logErrors(r.Logs)
+	if r.Errno != 0 {
+		return 0, r.Errno
+	}
+	return len(p), nil
+}

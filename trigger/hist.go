@@ -1,0 +1,450 @@
+package trigger
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
+)
+
+// Limits of hist triggers (tracing_map.h, trace_events_hist.c).
+const (
+	maxKeys     = 3   // TRACING_MAP_KEYS_MAX
+	maxVals     = 3   // TRACING_MAP_VALS_MAX, hitcount included
+	maxSortKeys = 2   // TRACING_MAP_SORT_KEYS_MAX
+	maxVars     = 16  // TRACING_MAP_VARS_MAX
+	maxKeySize  = 384 // HIST_KEY_SIZE_MAX
+	minBits     = 7   // TRACING_MAP_BITS_MIN
+	maxBits     = 17  // TRACING_MAP_BITS_MAX
+	defaultBits = 11  // TRACING_MAP_BITS_DEFAULT
+)
+
+// Field flags (the kernel's HIST_FIELD_FL_*), only those ktrace prints
+// or checks.
+const (
+	flHex = 1 << iota
+	flSym
+	flSymOffset
+	flExecname
+	flSyscall
+	flLog2
+	flUsecs
+	flBucket
+	flPercent
+	flGraph
+	flStacktrace
+	flCPU
+	flTimestamp
+	flHitcount
+	flKey
+	flVar
+	flString
+)
+
+// HistField is a key, a value or a variable of a hist trigger.
+type HistField struct {
+	Name    string // the event field ("" for common_cpu, common_timestamp, hitcount)
+	Var     string // a variable's name
+	Flags   int
+	Buckets uint64
+	Size    int
+	// legacy prints the stacktrace key as 6.1 does ("stacktrace").
+	legacy bool
+}
+
+// print is hist_field_print.
+func (f *HistField) print(b *strings.Builder) {
+	if f.Var != "" {
+		b.WriteString(f.Var + "=")
+	}
+	switch {
+	case f.Flags&flCPU != 0:
+		b.WriteString("common_cpu")
+	case f.Flags&flStacktrace != 0 && f.Name == "" && f.legacy:
+		b.WriteString("stacktrace")
+	case f.Flags&flStacktrace != 0 && f.Name == "":
+		b.WriteString("common_stacktrace")
+	case f.Name != "":
+		b.WriteString(f.Name)
+	case f.Flags&flTimestamp != 0:
+		b.WriteString("common_timestamp")
+	case f.Flags&flHitcount != 0:
+		b.WriteString("hitcount")
+	}
+	if f.Flags&flStacktrace == 0 {
+		if m := f.modifier(); m != "" {
+			b.WriteString("." + m)
+		}
+	}
+	if f.Buckets != 0 {
+		fmt.Fprintf(b, "=%d", f.Buckets)
+	}
+}
+
+// modifier is get_hist_field_flags.
+func (f *HistField) modifier() string {
+	switch {
+	case f.Flags&flHex != 0:
+		return "hex"
+	case f.Flags&flSym != 0:
+		return "sym"
+	case f.Flags&flSymOffset != 0:
+		return "sym-offset"
+	case f.Flags&flExecname != 0:
+		return "execname"
+	case f.Flags&flSyscall != 0:
+		return "syscall"
+	case f.Flags&flLog2 != 0:
+		return "log2"
+	case f.Flags&flUsecs != 0:
+		return "usecs"
+	case f.Flags&flPercent != 0:
+		return "percent"
+	case f.Flags&flGraph != 0:
+		return "graph"
+	case f.Flags&flBucket != 0:
+		return "buckets"
+	}
+	return ""
+}
+
+// name is hist_field_name: how sort keys name the field.
+func (f *HistField) name() string {
+	switch {
+	case f.Flags&flCPU != 0:
+		return "common_cpu"
+	case f.Name != "":
+		return f.Name
+	case f.Flags&flTimestamp != 0:
+		return "common_timestamp"
+	case f.Flags&flHitcount != 0:
+		return "hitcount"
+	case f.Flags&flStacktrace != 0:
+		return "common_stacktrace"
+	}
+	return ""
+}
+
+type sortKey struct {
+	idx        int // 0: hitcount, else 1 + position among values then keys
+	descending bool
+}
+
+// Hist is a hist trigger's definition.
+type Hist struct {
+	Name       string // name= (shared histogram), "" for none
+	Keys, Vals []*HistField
+	Vars       []*HistField
+	sorts      []sortKey
+	Bits       int
+	NoHitcount bool
+	Clock      string
+	timestamps bool
+	pause      bool
+	cont       bool
+	clear      bool
+	// The attribute texts, until the fields are made from them.
+	keysStr, valsStr, sortStr *string
+}
+
+// spec is the trigger-file line without the filter and state.
+func (h *Hist) spec() string {
+	var b strings.Builder
+	b.WriteString("hist:")
+	if h.Name != "" {
+		b.WriteString(h.Name + ":")
+	}
+	b.WriteString("keys=")
+	for i, k := range h.Keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if k.Flags&flStacktrace != 0 && k.Name != "" {
+			b.WriteString(k.Name + ".stacktrace")
+		} else {
+			k.print(&b)
+		}
+	}
+	b.WriteString(":vals=")
+	show := false
+	if !h.NoHitcount {
+		b.WriteString("hitcount")
+		show = true
+	}
+	for _, v := range h.Vals {
+		if show {
+			b.WriteByte(',')
+		}
+		v.print(&b)
+		show = true
+	}
+	if len(h.Vars) > 0 {
+		b.WriteByte(':')
+		for i, v := range h.Vars {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			v.print(&b)
+		}
+	}
+	b.WriteString(":sort=")
+	all := h.sortable()
+	for i, s := range h.sorts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if s.idx == 0 {
+			b.WriteString("hitcount")
+		} else {
+			all[s.idx-1].print(&b)
+		}
+		if s.descending {
+			b.WriteString(".descending")
+		}
+	}
+	fmt.Fprintf(&b, ":size=%d", 1<<h.Bits)
+	if h.timestamps {
+		b.WriteString(":clock=" + h.Clock)
+	}
+	if h.NoHitcount {
+		b.WriteString(":nohitcount")
+	}
+	return b.String()
+}
+
+// sortable lists the values then the keys, as sort keys index them.
+func (h *Hist) sortable() []*HistField {
+	return append(append([]*HistField(nil), h.Vals...), h.Keys...)
+}
+
+// same is hist_trigger_match without the name: same keys, values,
+// variables, sort keys and filter text (the size does not count).
+func (h *Hist) same(o *Hist) bool {
+	eq := func(a, b []*HistField) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if a[i].Name != b[i].Name || a[i].Var != b[i].Var || a[i].Flags != b[i].Flags || a[i].Buckets != b[i].Buckets {
+				return false
+			}
+		}
+		return true
+	}
+	if !eq(h.Keys, o.Keys) || !eq(h.Vals, o.Vals) || !eq(h.Vars, o.Vars) || len(h.sorts) != len(o.sorts) || h.NoHitcount != o.NoHitcount {
+		return false
+	}
+	for i := range h.sorts {
+		if h.sorts[i] != o.sorts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// histErr is a hist error for error_log: its message and caret.
+type histErr struct {
+	msg string
+	pos int
+}
+
+// The hist error messages (hist_err_text) ktrace reports.
+const (
+	histErrNamedMismatch    = "Named hist trigger doesn't match existing named trigger (includes variables)"
+	histErrTriggerExists    = "Hist trigger already exists"
+	histErrTriggerENOENT    = "Can't clear or continue a nonexistent hist trigger"
+	histErrBadFieldModifier = "Invalid field modifier"
+	histErrFieldNotFound    = "Couldn't find field"
+	histErrEmptyAssignment  = "Empty assignment"
+	histErrInvalidSortMod   = "Invalid sort modifier"
+	histErrEmptySortField   = "Empty sort field"
+	histErrTooManySort      = "Too many sort fields (Max = 2)"
+	histErrInvalidSortField = "Sort field must be a key or a val"
+	histErrTooManyVars      = "Too many variables defined"
+	histErrNeedNoHCVal      = "Non-hitcount value is required for 'nohitcount'"
+)
+
+// histParser holds one hist write's state: the command as logged and
+// where its errors go.
+type histParser struct {
+	cmd string // "hist:" + the parameter, as last_cmd holds it
+	loc string // "hist:SYSTEM:EVENT"
+	ev  *Event
+	d   *grammar.Dialect
+}
+
+func (p *histParser) errpos(s string) int {
+	if i := strings.Index(p.cmd, s); i >= 0 {
+		return i
+	}
+	return 0
+}
+
+func (p *histParser) fail(errno syscall.Errno, msg string, pos int) Result {
+	return Result{Errno: errno, Logs: []events.LogEntry{{Subsys: p.loc, Msg: msg, Cmd: p.cmd, Pos: pos}}}
+}
+
+// parseHist is event_hist_trigger_parse.
+func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) Result {
+	paramAndFilter := ""
+	if pf != nil {
+		paramAndFilter = *pf
+	}
+	p := &histParser{cmd: "hist:" + paramAndFilter, loc: "hist:" + ev.System + ":" + ev.Name, ev: ev, d: ev.Env.Dialect}
+	if pf == nil {
+		return Result{Errno: syscall.EINVAL}
+	}
+	// Split "TRIGGER if FILTER": an "if" with a blank on both sides.
+	param := paramAndFilter
+	var filt *string
+	for at := 0; ; {
+		i := strings.Index(paramAndFilter[at:], "if")
+		if i < 0 {
+			break
+		}
+		i += at
+		if i == 0 {
+			return Result{Errno: syscall.EINVAL}
+		}
+		if c := paramAndFilter[i-1]; c != ' ' && c != '\t' {
+			at = i + 1
+			continue
+		}
+		if i >= len(paramAndFilter)-len("if")-1 {
+			return Result{Errno: syscall.EINVAL}
+		}
+		if c := paramAndFilter[i+2]; c != ' ' && c != '\t' {
+			at = i + 1
+			continue
+		}
+		f := strings.TrimFunc(paramAndFilter[i:], isSpaceRune)
+		filt = &f
+		param = strings.TrimFunc(paramAndFilter[:i-1], isSpaceRune)
+		break
+	}
+	param = strings.ReplaceAll(param, ".sym-offset", ".symXoffset")
+	h, r := p.attrs(param)
+	if r.Errno != 0 {
+		return r
+	}
+	if r := p.fields(h); r.Errno != 0 {
+		return r
+	}
+	if r := p.sortKeys(h); r.Errno != 0 {
+		return r
+	}
+	t := &Trigger{Cmd: "hist", Hist: h, Count: -1}
+	if r := setFilter(t, filt, ev); r.Errno != 0 {
+		return r
+	}
+	match := func(x *Trigger) bool {
+		return x.Hist != nil && x.Hist.same(h) && x.FilterText == t.FilterText && x.Hist.Name == h.Name
+	}
+	if remove {
+		l.remove(match)
+		return Result{}
+	}
+	if h.Name != "" && ev.Named != nil {
+		if o := ev.Named(h.Name); o != nil && !o.same(h) {
+			return p.fail(syscall.EINVAL, histErrNamedMismatch, p.errpos(h.Name))
+		}
+	}
+	for _, x := range l.Triggers {
+		if x.Hist == nil || !match(x) {
+			continue
+		}
+		switch {
+		case h.pause:
+			x.Paused = true
+		case h.cont:
+			x.Paused = false
+		case h.clear:
+		default:
+			return p.fail(syscall.EEXIST, histErrTriggerExists, 0)
+		}
+		return Result{}
+	}
+	if h.cont || h.clear {
+		return p.fail(syscall.ENOENT, histErrTriggerENOENT, 0)
+	}
+	t.Paused = h.pause
+	l.Triggers = append(l.Triggers, t)
+	return Result{}
+}
+
+// attrs is parse_hist_trigger_attrs.
+func (p *histParser) attrs(param string) (*Hist, Result) {
+	h := &Hist{Bits: defaultBits, Clock: "global"}
+	var keys, vals, sorts *string
+	for _, str := range strings.Split(param, ":") {
+		if eq := strings.IndexByte(str, '='); eq >= 0 {
+			if eq == len(str)-1 {
+				return nil, p.fail(syscall.EINVAL, histErrEmptyAssignment, p.errpos(str))
+			}
+			switch {
+			case strings.HasPrefix(str, "key="):
+				s := str[4:]
+				keys = &s
+			case strings.HasPrefix(str, "keys="):
+				s := str[5:]
+				keys = &s
+			case strings.HasPrefix(str, "val="):
+				s := str[4:]
+				vals = &s
+			case strings.HasPrefix(str, "vals="):
+				s := str[5:]
+				vals = &s
+			case strings.HasPrefix(str, "values="):
+				s := str[7:]
+				vals = &s
+			case strings.HasPrefix(str, "sort="):
+				s := str[5:]
+				sorts = &s
+			case strings.HasPrefix(str, "name="):
+				h.Name = str
+			case strings.HasPrefix(str, "clock="):
+				h.Clock = strings.TrimFunc(str[6:], isSpaceRune)
+			case strings.HasPrefix(str, "size="):
+				v, err := grammar.ParseUint64(str[5:], 0)
+				if err != nil {
+					return nil, Result{Errno: syscall.EINVAL}
+				}
+				bits := 0
+				for 1<<bits < v {
+					bits++
+				}
+				if bits < minBits || bits > maxBits {
+					return nil, Result{Errno: syscall.EINVAL}
+				}
+				h.Bits = bits
+			default:
+				if len(h.Vars) == maxVars {
+					return nil, p.fail(syscall.EINVAL, histErrTooManyVars, p.errpos(str))
+				}
+				h.Vars = append(h.Vars, &HistField{Var: str[:eq], Name: str[eq+1:]})
+			}
+			continue
+		}
+		switch {
+		case p.d.HistNoHitcount && (str == "nohitcount" || str == "NOHC"):
+			h.NoHitcount = true
+		case str == "pause":
+			h.pause = true
+		case str == "cont" || str == "continue":
+			h.cont = true
+		case str == "clear":
+			h.clear = true
+		default:
+			// Handlers (onmatch, onmax, onchange) and anything else:
+			// ktrace has no synthetic-event actions.
+			return nil, Result{Errno: syscall.EINVAL}
+		}
+	}
+	if keys == nil {
+		return nil, Result{Errno: syscall.EINVAL}
+	}
+	h.keysStr, h.valsStr, h.sortStr = keys, vals, sorts
+	return h, Result{}
+}

@@ -1,0 +1,274 @@
+package trigger
+
+import (
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/filter"
+	"github.com/ktrace-dev/ktrace/grammar"
+)
+
+// fields is create_hist_fields: values, then variables, then keys.
+func (p *histParser) fields(h *Hist) Result {
+	if h.valsStr != nil {
+		items := strings.Split(*h.valsStr, ",")
+		n := 1 // hitcount
+		for i, s := range items {
+			if s == "hitcount" && !h.NoHitcount {
+				continue
+			}
+			if n == maxVals {
+				if rest := strings.Join(items[i:], ","); rest != "hitcount" {
+					return Result{Errno: syscall.EINVAL}
+				}
+				break
+			}
+			f, r := p.field(s, 0)
+			if r.Errno != 0 {
+				return r
+			}
+			h.Vals = append(h.Vals, f)
+			n++
+		}
+	}
+	if h.NoHitcount && len(h.Vals) == 0 {
+		return p.fail(syscall.ENOENT, histErrNeedNoHCVal, 0)
+	}
+	for i, v := range h.Vars {
+		f, r := p.field(v.Name, flVar)
+		if r.Errno != 0 {
+			return r
+		}
+		f.Var = v.Var
+		h.Vars[i] = f
+	}
+	size := 0
+	items := strings.Split(*h.keysStr, ",")
+	if len(items) > maxKeys {
+		return Result{Errno: syscall.EINVAL}
+	}
+	for _, s := range items {
+		var f *HistField
+		if s == "stacktrace" {
+			f = &HistField{Flags: flStacktrace | flKey, Size: 16 * 8, legacy: !p.d.FilterStacktrace}
+		} else {
+			var r Result
+			f, r = p.field(s, flKey)
+			if r.Errno != 0 {
+				return r
+			}
+		}
+		size += (f.Size + 7) &^ 7
+		if size > maxKeySize {
+			return Result{Errno: syscall.EINVAL}
+		}
+		h.Keys = append(h.Keys, f)
+	}
+	return Result{}
+}
+
+// field is parse_atom and parse_field, with the value and variable rules
+// of __create_val_field: [SYSTEM.EVENT.]NAME[.MODIFIER].
+func (p *histParser) field(str string, flags int) (*HistField, Result) {
+	f, r := p.atom(str, flags)
+	if r.Errno != 0 {
+		return nil, r
+	}
+	var refused int
+	switch {
+	case flags&flKey != 0:
+	case flags&flVar != 0:
+		refused = flBucket | flLog2
+		if p.d.HistNoHitcount {
+			refused |= flGraph | flPercent
+		}
+	default:
+		refused = flBucket | flLog2 | flSym | flSymOffset | flSyscall
+		if p.d.HistNoHitcount {
+			refused |= flGraph | flPercent | flStacktrace
+		}
+	}
+	if f.Flags&refused != 0 {
+		return nil, p.fail(syscall.EINVAL, histErrBadFieldModifier, p.errpos(str))
+	}
+	return f, Result{}
+}
+
+// atom is parse_atom: a name with two dots is SYSTEM.EVENT.VAR, whose
+// last part is then taken for a field (ktrace has no variables to refer
+// to).
+func (p *histParser) atom(str string, flags int) (*HistField, Result) {
+	if i := strings.IndexByte(str, '.'); i >= 0 && strings.IndexByte(str[i+1:], '.') >= 0 {
+		_, rest, _ := strings.Cut(str, ".")
+		_, str, _ = strings.Cut(rest, ".")
+	}
+	name, mod, hasMod := strings.Cut(str, ".")
+	f := &HistField{Flags: flags}
+	bad := func() (*HistField, Result) {
+		return nil, p.fail(syscall.EINVAL, histErrBadFieldModifier, p.errpos(mod))
+	}
+	if hasMod {
+		switch {
+		case mod == "hex":
+			f.Flags |= flHex
+		case mod == "sym":
+			f.Flags |= flSym
+		case mod == "symXoffset":
+			f.Flags |= flSymOffset
+		case mod == "execname" && name == "common_pid":
+			f.Flags |= flExecname
+		case mod == "syscall":
+			f.Flags |= flSyscall
+		case mod == "log2":
+			f.Flags |= flLog2
+		case mod == "usecs":
+			f.Flags |= flUsecs
+		case strings.HasPrefix(mod, "bucket"):
+			m := strings.TrimPrefix(mod[6:], "s")
+			if !strings.HasPrefix(m, "=") {
+				return bad()
+			}
+			v, err := grammar.ParseUint64(m[1:], 0)
+			if err != nil || v == 0 {
+				mod = m[1:]
+				return bad()
+			}
+			f.Flags |= flBucket
+			f.Buckets = v
+		case strings.HasPrefix(mod, "percent"):
+			if flags&(flVar|flKey) != 0 {
+				return bad()
+			}
+			f.Flags |= flPercent
+		case strings.HasPrefix(mod, "graph"):
+			if flags&(flVar|flKey) != 0 {
+				return bad()
+			}
+			f.Flags |= flGraph
+		default:
+			return bad()
+		}
+	}
+	switch name {
+	case "common_timestamp":
+		f.Flags |= flTimestamp
+		f.Size = 8
+	case "common_cpu":
+		f.Flags |= flCPU
+		f.Size = 4
+	case "common_stacktrace":
+		if !p.d.FilterStacktrace {
+			return nil, p.fail(syscall.EINVAL, histErrFieldNotFound, p.errpos(name))
+		}
+		f.Flags |= flStacktrace
+		f.Size = 16 * 8
+	case "hitcount":
+		f.Flags |= flHitcount
+		f.Size = 8
+	default:
+		fl := p.ev.Fields.Lookup(name, p.d)
+		if fl == nil || fl.Size == 0 {
+			switch {
+			case fl != nil && fl.Class == filter.CPU:
+				f.Flags |= flCPU
+				f.Size = 4
+			case fl != nil && fl.Class == filter.Stacktrace:
+				f.Flags |= flStacktrace
+				f.Size = 16 * 8
+			default:
+				return nil, p.fail(syscall.EINVAL, histErrFieldNotFound, p.errpos(name))
+			}
+			break
+		}
+		f.Name = fl.Name
+		f.Size = fl.Size
+		if fl.IsString() && fl.Class != filter.PtrString {
+			f.Flags |= flString
+			f.Size = filter.MaxStringLen
+		}
+	}
+	return f, Result{}
+}
+
+// sortKeys is create_sort_keys.
+func (p *histParser) sortKeys(h *Hist) Result {
+	h.sorts = []sortKey{{idx: 0}}
+	if h.sortStr == nil {
+		return Result{}
+	}
+	items := strings.Split(*h.sortStr, ",")
+	var out []sortKey
+	all := h.sortable()
+	for i, s := range items {
+		if s == "" {
+			return p.fail(syscall.EINVAL, histErrEmptySortField, p.errpos("sort="))
+		}
+		if i == maxSortKeys-1 && i+1 < len(items) {
+			return p.fail(syscall.EINVAL, histErrTooManySort, p.errpos("sort="))
+		}
+		name, mod, hasMod := strings.Cut(s, ".")
+		if name == "" {
+			return p.fail(syscall.EINVAL, histErrEmptySortField, p.errpos("sort="))
+		}
+		desc := false
+		if hasMod {
+			switch mod {
+			case "descending":
+				desc = true
+			case "ascending":
+			default:
+				return p.fail(syscall.EINVAL, histErrInvalidSortMod, p.errpos(mod))
+			}
+		}
+		if name == "hitcount" {
+			out = append(out, sortKey{idx: 0, descending: desc})
+			continue
+		}
+		found := false
+		for j, f := range all {
+			if f.name() == name {
+				out = append(out, sortKey{idx: j + 1, descending: desc})
+				found = true
+				break
+			}
+		}
+		if !found {
+			return p.fail(syscall.EINVAL, histErrInvalidSortField, p.errpos(name))
+		}
+	}
+	h.sorts = out
+	return Result{}
+}
+
+// HistText is the hist file: one block per hist trigger, each with the
+// kernel's header, no entries (ktrace does not count them here) and
+// zero totals.
+func (l *List) HistText() string {
+	var b strings.Builder
+	n := 0
+	for _, t := range l.Triggers {
+		if t.Hist == nil {
+			continue
+		}
+		if n > 0 {
+			b.WriteString("\n\n")
+		}
+		n++
+		b.WriteString("# event histogram\n#\n# trigger info: ")
+		b.WriteString(t.Line())
+		b.WriteString("\n#\n\n")
+		b.WriteString("\nTotals:\n    Hits: 0\n    Entries: 0\n    Dropped: 0\n")
+	}
+	return b.String()
+}
+
+// Named returns the definition of the hist trigger named name in l, nil
+// when there is none.
+func (l *List) Named(name string) *Hist {
+	for _, t := range l.Triggers {
+		if t.Hist != nil && t.Hist.Name == name {
+			return t.Hist
+		}
+	}
+	return nil
+}
