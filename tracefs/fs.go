@@ -1,6 +1,7 @@
 package tracefs
 
 import (
+	"github.com/ktrace-dev/ktrace/trigger"
 	"io"
 	"io/fs"
 	"path"
@@ -10,7 +11,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"github.com/ktrace-dev/ktrace/trigger"
 )
 
 // Options tunes the kernel-version-dependent parts of an FS.
