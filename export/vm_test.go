@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,13 +87,14 @@ rpid=$!
 for i in $(seq 1 100); do [ -e /tmp/recv.up ] && break; sleep 0.1; done
 i=0; while [ $i -lt 40 ]; do echo $i > /tmp/f$i; i=$((i+1)); done
 OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 OTEL_EXPORTER_OTLP_PROTOCOL=grpc OTEL_RESOURCE_ATTRIBUTES=k8s.node.name=vm-node \
-  /bin/ktrace --kernel host record --export otlp --follow -w /tmp/rec.txt 'p:openat do_sys_openat2 dfd=$arg1:s32 path=+0($arg2):ustring' \
-  -- sh -c 'i=0; while [ $i -lt 40 ]; do cat /tmp/f$i >/dev/null; i=$((i+1)); done' 2>/tmp/rec.err; echo "@@RC $?"
+  /bin/ktrace --kernel host record --export otlp --metrics-addr 127.0.0.1:9464 --follow -w /tmp/rec.txt 'p:openat do_sys_openat2 dfd=$arg1:s32 path=+0($arg2):ustring' \
+  -- sh -c 'i=0; while [ $i -lt 40 ]; do cat /tmp/f$i >/dev/null; i=$((i+1)); done; wget -q -O /tmp/metrics.txt http://127.0.0.1:9464/metrics' 2>/tmp/rec.err; echo "@@RC $?"
 touch /tmp/recv.stop; wait $rpid; echo "@@RECVRC $?"
 echo @@REC; cat /tmp/rec.txt; echo @@END-REC
 echo @@RECERR; cat /tmp/rec.err; echo @@END-RECERR
 echo @@RECVLOG; cat /tmp/recv.log; echo @@END-RECVLOG
 echo @@RECV; cat /tmp/recv.jsonl; echo @@END-RECV
+echo @@METRICS; grep ^ktrace_ /tmp/metrics.txt; echo @@END-METRICS
 `
 
 func section(out []byte, name string) string {
@@ -109,7 +111,9 @@ func section(out []byte, name string) string {
 // /boot/config, no image) against an OTLP/gRPC receiver on the guest's
 // loopback: every line of the text output arrives once, as the body of
 // a log record whose typed attributes agree with it, and nothing is
-// dropped.
+// dropped. The workload ends by scraping --metrics-addr: the hits of the
+// event then are at least the workload's 80 opens (cat's 40 files, sh's
+// 40 redirections to /dev/null).
 func TestExportVM(t *testing.T) {
 	vmtest.Require(t)
 	var k vmtest.Kernel
@@ -187,6 +191,18 @@ func TestExportVM(t *testing.T) {
 	total := 0
 	for _, n := range bodies {
 		total += n
+	}
+	metrics := section(out, "METRICS")
+	hm := regexp.MustCompile(`(?m)^ktrace_event_hits_total\{event="kprobes/openat"\} (\S+)$`).FindStringSubmatch(metrics)
+	if hm == nil {
+		t.Errorf("the scrape has no hits for kprobes/openat:\n%s", metrics)
+	} else if hits, err := strconv.ParseFloat(hm[1], 64); err != nil || hits < 80 {
+		t.Errorf("scraped hits %s, want at least 80:\n%s", hm[1], metrics)
+	}
+	for _, want := range []string{`ktrace_event_misses_total{event="kprobes/openat"} 0`, `ktrace_events_lost_total{reason="ring_buffer_full"} 0`} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("the scrape has no %q:\n%s", want, metrics)
+		}
 	}
 	t.Logf("%d text lines, %d log records received in %d requests", len(lines), total, len(resources))
 	if total != len(lines) {
