@@ -218,6 +218,7 @@ func TestExportLogs(t *testing.T) {
 			}
 			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", proto)
 			t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "host.name=node-7,k8s.cluster.name=prod")
+			t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-ktrace-test=token%20abc")
 			w := newWorld(t, testLines...)
 			recs, want := testRecords(t, w)
 			e, err := New(context.Background(), Config{Metrics: true})
@@ -241,6 +242,11 @@ func TestExportLogs(t *testing.T) {
 			if st.Exported != uint64(len(recs)) || st.Dropped() != 0 {
 				t.Fatalf("stats %+v, want %d exported, none dropped", st, len(recs))
 			}
+			rcv.mu.Lock()
+			if len(rcv.headers) == 0 || rcv.headers[0] != "token abc" {
+				t.Errorf("OTEL_EXPORTER_OTLP_HEADERS: the receiver got x-ktrace-test %q", rcv.headers)
+			}
+			rcv.mu.Unlock()
 			got, res := rcv.records()
 			if len(got) != len(recs) {
 				t.Fatalf("received %d records, want %d", len(got), len(recs))

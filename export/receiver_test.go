@@ -13,6 +13,7 @@ import (
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -27,6 +28,9 @@ type receiver struct {
 	// stall, when set, holds every logs request until it is closed (a
 	// collector that stopped reading).
 	stall chan struct{}
+	// headers are the values of the x-ktrace-test header (gRPC metadata
+	// or HTTP header) of the logs requests.
+	headers []string
 }
 
 func (r *receiver) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
@@ -39,6 +43,9 @@ func (r *receiver) Export(ctx context.Context, req *collogspb.ExportLogsServiceR
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		r.headers = append(r.headers, md.Get("x-ktrace-test")...)
+	}
 	r.logs = append(r.logs, req.ResourceLogs...)
 	return &collogspb.ExportLogsServiceResponse{}, nil
 }
@@ -86,7 +93,7 @@ func startHTTP(t *testing.T, r *receiver) string {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		r.Export(req.Context(), &m)
+		r.Export(metadata.NewIncomingContext(req.Context(), metadata.Pairs("x-ktrace-test", req.Header.Get("X-Ktrace-Test"))), &m)
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		out, _ := proto.Marshal(&collogspb.ExportLogsServiceResponse{})
 		w.Write(out)
