@@ -14,6 +14,7 @@ import (
 	"time"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -51,6 +52,7 @@ func TestGuestReceiver(t *testing.T) {
 	}
 	s := grpc.NewServer()
 	collogspb.RegisterLogsServiceServer(s, rcv)
+	colmetricspb.RegisterMetricsServiceServer(s, metricsService{r: rcv})
 	go s.Serve(l)
 	os.WriteFile(guestReceiverUp, nil, 0o644)
 	for {
@@ -141,6 +143,9 @@ func TestExportVM(t *testing.T) {
 		t.Fatalf("record or receiver failed:\n%s", out)
 	}
 	recErr := section(out, "RECERR")
+	if strings.Contains(recErr, "ktrace: export: metrics:") {
+		t.Errorf("the metrics were not exported:\n%s", recErr)
+	}
 	if !strings.Contains(recErr, " 0 dropped (0 queue full, 0 export failed)") {
 		t.Errorf("record's summary does not say nothing was dropped:\n%s", recErr)
 	}
