@@ -399,7 +399,7 @@ func (m *Model) kprobeVerdict(f *FuncInfo, sym Symbol) {
 
 // funcFprobe fills in the fprobe verdict.
 func (m *Model) funcFprobe(f *FuncInfo, spec string) {
-	if len(m.ftrace) == 0 {
+	if m.ftrace.len() == 0 {
 		f.FtraceUnknown = true
 		f.FprobeWhy = "unknown: the model has no ftrace function list (available_filter_functions)"
 		return

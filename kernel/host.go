@@ -48,10 +48,12 @@ func LoadHost() (*Model, error) {
 		return nil, err
 	}
 	m, err := load(snapshotSource{
-		name:  "host",
-		read:  files.read,
-		has:   files.has,
-		where: files.where,
+		name:          "host",
+		read:          files.read,
+		has:           files.has,
+		where:         files.where,
+		cachedSymbols: files.cachedSymbols,
+		keepSymbols:   files.keepSymbols,
 	})
 	if err != nil {
 		return nil, err
@@ -83,6 +85,24 @@ func hostFiles() (*hostSource, error) {
 		return nil, fmt.Errorf("host kernel: %s: %w", hostVersion, err)
 	}
 	return &hostSource{release: release, tracing: tracingDir()}, nil
+}
+
+// cachedSymbols loads the model's symbols from this boot's symbol index
+// cache (symcache.go), when there is a valid one.
+func (h *hostSource) cachedSymbols(m *Model) (string, bool) {
+	path, key, ok := symbolIndexFor(h.release)
+	if !ok || m.loadSymbolIndex(path, key) != nil {
+		return "", false
+	}
+	return hostKallsyms + " (as indexed for this boot in " + path + ")", true
+}
+
+// keepSymbols writes the symbol index cache of the symbols just parsed
+// from text.
+func (h *hostSource) keepSymbols(m *Model, text []byte) {
+	if path, key, ok := symbolIndexFor(h.release); ok {
+		m.writeSymbolIndex(path, key, text)
+	}
 }
 
 func (h *hostSource) has(name string) bool {

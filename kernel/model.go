@@ -55,7 +55,7 @@ type Model struct {
 	blacklist      []addrRange // sorted by start
 	blacklistKnown bool
 	blMerged       []addrRange // union of the blacklist ranges, sorted
-	ftrace         map[string]struct{}
+	ftrace         hashSet
 	config         map[string]string
 
 	btfOnce sync.Once
@@ -231,8 +231,7 @@ func (m *Model) BlacklistEntry(addr uint64) (string, bool) {
 // i.e. ftrace (and so fprobe) can attach to it. name may be "mod:func" to
 // ask for a module function specifically.
 func (m *Model) Ftraceable(name string) bool {
-	_, ok := m.ftrace[name]
-	return ok
+	return m.ftrace.has(name)
 }
 
 // Config returns the value of a build option: "y", "m", the option's value

@@ -17,7 +17,7 @@ import (
 // entry of the same module ("" for bare names), compared literally.
 func ftraceMatchScan(m *Model, pattern string) bool {
 	mod, glob := splitModSym(pattern)
-	for name := range m.ftrace {
+	for _, name := range m.ftrace.names {
 		nmod, nname := splitModSym(name)
 		if nmod != mod {
 			continue

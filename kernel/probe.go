@@ -560,7 +560,7 @@ func (m *Model) FtraceMatch(pattern string) bool {
 // buildFtraceLists splits the ftrace set into the sorted lists FtraceMatch
 // searches: bare function names and "mod:func" entries.
 func (m *Model) buildFtraceLists() {
-	for k := range m.ftrace {
+	for _, k := range m.ftrace.names {
 		if strings.IndexByte(k, ':') >= 0 {
 			m.ftraceMod = append(m.ftraceMod, k)
 		} else {

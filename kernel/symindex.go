@@ -1,15 +1,19 @@
 package kernel
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // symIndex finds kallsyms entries by name. It is an open-addressing hash
 // table holding, per distinct name, the index of its first entry in
 // kallsyms order, plus a chain linking every entry to the next entry of
 // the same name. Unlike a map of slices it needs two pointer-free arrays
 // and no allocation per name, which keeps loading a model with 150k-200k
-// symbols cheap for the CLI and invisible to the garbage collector.
+// symbols cheap for the CLI and invisible to the garbage collector. The
+// hash is fixed (not seeded per process), so that the arrays can be kept
+// in the per-boot symbol cache and used as they are (symcache.go).
 type symIndex struct {
-	seed  maphash.Seed
 	mask  uint64
 	slots []int32 // 1 + index of the first entry with a name; 0 is empty
 	next  []int32 // per entry: index of the next entry with its name, or -1
@@ -21,7 +25,6 @@ func (x *symIndex) build(syms []Symbol) {
 	for size < 2*uint64(len(syms)) {
 		size <<= 1
 	}
-	x.seed = maphash.MakeSeed()
 	x.mask = size - 1
 	x.slots = make([]int32, size)
 	x.next = make([]int32, len(syms))
@@ -30,7 +33,7 @@ func (x *symIndex) build(syms []Symbol) {
 	for i := range syms {
 		x.next[i] = -1
 		name := syms[i].Name
-		for h := maphash.String(x.seed, name) & x.mask; ; h = (h + 1) & x.mask {
+		for h := nameHash(name) & x.mask; ; h = (h + 1) & x.mask {
 			s := x.slots[h]
 			if s == 0 {
 				x.slots[h] = int32(i) + 1
@@ -53,7 +56,7 @@ func (x *symIndex) first(syms []Symbol, name string) int32 {
 	if len(x.slots) == 0 {
 		return -1
 	}
-	for h := maphash.String(x.seed, name) & x.mask; ; h = (h + 1) & x.mask {
+	for h := nameHash(name) & x.mask; ; h = (h + 1) & x.mask {
 		s := x.slots[h]
 		if s == 0 {
 			return -1
@@ -63,3 +66,72 @@ func (x *symIndex) first(syms []Symbol, name string) int32 {
 		}
 	}
 }
+
+// nameHash hashes a symbol name eight bytes at a time (multiply and fold).
+func nameHash(s string) uint64 {
+	h := uint64(len(s)) ^ 0x9e3779b97f4a7c15
+	for len(s) >= 8 {
+		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64([]byte(s[:8])), 0xa0761d6478bd642f)
+		h = hi ^ lo
+		s = s[8:]
+	}
+	var tail uint64
+	for i := 0; i < len(s); i++ {
+		tail |= uint64(s[i]) << (8 * i)
+	}
+	hi, lo := bits.Mul64(h^tail, 0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+// hashSet is a set of names (the ftrace function list): the distinct
+// names in one slice and an open-addressing table of their indices,
+// hashed with nameHash. Building it allocates two arrays, not a map
+// entry per name: reading available_filter_functions into a Go map was,
+// under qemu's emulation, a good part of ktrace's start.
+type hashSet struct {
+	names []string
+	slots []int32 // 1 + index into names; 0 is empty
+}
+
+// newHashSet returns a set sized for about n names.
+func newHashSet(n int) hashSet {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	return hashSet{names: make([]string, 0, n), slots: make([]int32, size)}
+}
+
+// find returns the slot of name, or of the empty slot where it would go.
+func (s *hashSet) find(name string) uint64 {
+	mask := uint64(len(s.slots) - 1)
+	for h := nameHash(name) & mask; ; h = (h + 1) & mask {
+		if v := s.slots[h]; v == 0 || s.names[v-1] == name {
+			return h
+		}
+	}
+}
+
+// add puts name in the set.
+func (s *hashSet) add(name string) {
+	if 2*(len(s.names)+1) > len(s.slots) {
+		old := s.names
+		*s = newHashSet(2 * len(old))
+		for _, n := range old {
+			s.add(n)
+		}
+	}
+	h := s.find(name)
+	if s.slots[h] == 0 {
+		s.names = append(s.names, name)
+		s.slots[h] = int32(len(s.names))
+	}
+}
+
+// has reports whether name is in the set.
+func (s *hashSet) has(name string) bool {
+	return len(s.slots) > 0 && s.slots[s.find(name)] != 0
+}
+
+// len returns the number of names in the set.
+func (s *hashSet) len() int { return len(s.names) }

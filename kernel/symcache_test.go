@@ -1,0 +1,61 @@
+package kernel
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// TestSymbolIndexRoundTrip writes the symbol index of a pinned kernel's
+// kallsyms and loads it back: every symbol, the name lookups and the
+// address lookups must be those of the parsed model; another key, or a
+// damaged file, must not load.
+func TestSymbolIndexRoundTrip(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(snapshotDir(t, "6.12"), FileKallsyms))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed := &Model{}
+	if err := parsed.parseKallsyms(text); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kallsyms-index")
+	parsed.writeSymbolIndex(path, "k1", text)
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("index file: %v, %v (want mode 0600: it holds kernel addresses)", st, err)
+	}
+	loaded := &Model{}
+	if err := loaded.loadSymbolIndex(path, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(loaded.syms, parsed.syms) {
+		t.Fatal("symbols differ")
+	}
+	if !reflect.DeepEqual(loaded.modules, parsed.modules) || !reflect.DeepEqual(loaded.addrIdx, parsed.addrIdx) || !reflect.DeepEqual(loaded.addrKeys, parsed.addrKeys) {
+		t.Fatal("modules or address index differ")
+	}
+	for _, name := range []string{"vfs_read", "do_sys_openat2", "_text", "no_such_symbol", "__x64_sys_getppid"} {
+		if got, want := loaded.AllSymbols(name), parsed.AllSymbols(name); !reflect.DeepEqual(got, want) {
+			t.Errorf("AllSymbols(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for _, s := range parsed.syms[:2000] {
+		g, gok := loaded.SymbolAt(s.Addr + 1)
+		w, wok := parsed.SymbolAt(s.Addr + 1)
+		if g != w || gok != wok {
+			t.Fatalf("SymbolAt(%#x) = %v %v, want %v %v", s.Addr+1, g, gok, w, wok)
+		}
+	}
+	if err := (&Model{}).loadSymbolIndex(path, "k2"); err == nil {
+		t.Error("an index written for another key loaded")
+	}
+	b, _ := os.ReadFile(path)
+	for _, cut := range []int{len(b) - 1, len(b) / 2, 100} {
+		bad := filepath.Join(t.TempDir(), "bad")
+		os.WriteFile(bad, b[:cut], 0o600)
+		if err := (&Model{}).loadSymbolIndex(bad, "k1"); err == nil {
+			t.Errorf("an index cut to %d bytes loaded", cut)
+		}
+	}
+}
