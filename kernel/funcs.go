@@ -105,18 +105,18 @@ func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 	}
 	// The first entry of each name heads its chain; walking the table in
 	// kallsyms order keeps the names' memory in order.
-	isHead := make([]bool, len(m.syms))
+	isHead := make([]bool, m.syms.len())
 	for _, slot := range m.byName.slots {
 		if slot != 0 {
 			isHead[slot-1] = true
 		}
 	}
-	for h := range m.syms {
+	for h := range m.syms.len() {
 		if !isHead[h] {
 			continue
 		}
 		head := int32(h)
-		name := m.syms[head].Name
+		name := m.syms.at(int(head)).Name
 		if !pfx && strings.HasPrefix(name, pfxPrefix) {
 			continue
 		}
@@ -140,14 +140,14 @@ func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 			total++
 		}
 		for i := head; i >= 0; i = m.byName.next[i] {
-			s := &m.syms[i]
+			s := m.syms.at(int(i))
 			if !s.IsText() {
 				continue
 			}
 			// Only the module's first text entry stands for the pair.
 			dup := false
 			for j := head; j != i; j = m.byName.next[j] {
-				if m.syms[j].Module == s.Module && m.syms[j].IsText() {
+				if m.syms.at(int(j)).Module == s.Module && m.syms.at(int(j)).IsText() {
 					dup = true
 					break
 				}
@@ -155,14 +155,14 @@ func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 			if dup {
 				continue
 			}
-			if len(pats) > 0 && !m.funcMatches(pats, s) {
+			if len(pats) > 0 && !m.funcMatches(pats, &s) {
 				continue
 			}
 			n := total
 			if s.Module != "" {
 				n = 0
 				for j := head; j >= 0; j = m.byName.next[j] {
-					if m.syms[j].Module == s.Module {
+					if m.syms.at(int(j)).Module == s.Module {
 						n++
 					}
 				}
@@ -221,7 +221,7 @@ func (m *Model) sortByName(idx []int32, sym []int32) {
 	rank := map[string]int32{}
 	var mods []string
 	for _, i := range idx {
-		if mod := m.syms[sym[i]].Module; mod != "" {
+		if mod := m.syms.at(int(sym[i])).Module; mod != "" {
 			if _, ok := rank[mod]; !ok {
 				rank[mod] = 0
 				mods = append(mods, mod)
@@ -234,7 +234,7 @@ func (m *Model) sortByName(idx []int32, sym []int32) {
 	}
 	items := make([]item, len(idx))
 	for k, i := range idx {
-		s := &m.syms[sym[i]]
+		s := m.syms.at(int(sym[i]))
 		var key [2]uint64
 		for b := 0; b < 16; b++ {
 			var c uint64
@@ -264,7 +264,7 @@ func (m *Model) sortByName(idx []int32, sym []int32) {
 			}
 			return 1
 		}
-		return strings.Compare(m.syms[sym[a.i]].Name, m.syms[sym[b.i]].Name)
+		return strings.Compare(m.syms.at(int(sym[a.i])).Name, m.syms.at(int(sym[b.i])).Name)
 	})
 	for k := range items {
 		idx[k] = items[k].i
@@ -332,13 +332,13 @@ func (m *Model) funcInfo(mod, name string) FuncInfo {
 	// number_of_same_symbols: a bare name counts in vmlinux and every
 	// module, "mod:name" in that module.
 	var first []Symbol
-	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
-		s := &m.syms[i]
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+		s := m.syms.at(int(i))
 		if mod == "" || s.Module == mod {
 			f.Count++
 		}
 		if s.Module == mod && first == nil {
-			first = m.syms[i : i+1 : i+1]
+			first = []Symbol{m.syms.at(int(i))}
 			f.Addr, f.Type = s.Addr, s.Type
 		}
 	}
@@ -364,7 +364,7 @@ func (m *Model) funcInfo(mod, name string) FuncInfo {
 // funcInfoAt is funcInfo for the text symbol at index i, the first of its
 // (module, name) in kallsyms order, named by count entries.
 func (m *Model) funcInfoAt(i int32, count int) FuncInfo {
-	sym := m.syms[i]
+	sym := m.syms.at(int(i))
 	f := FuncInfo{Name: sym.Name, Module: sym.Module, Count: count, Addr: sym.Addr, Type: sym.Type}
 	m.funcFprobe(&f, f.Spec())
 	if count > 1 {
@@ -470,8 +470,8 @@ func (m *Model) FuncNamesWithPrefix(prefix string, limit int) []string {
 	mod, bare := splitModSym(prefix)
 	seen := map[string]bool{}
 	var out []string
-	for i := range m.syms {
-		s := &m.syms[i]
+	for i := range m.syms.len() {
+		s := m.syms.at(int(i))
 		if !s.IsText() || s.Module != mod || !strings.HasPrefix(s.Name, bare) || seen[s.Name] {
 			continue
 		}

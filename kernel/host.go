@@ -97,11 +97,10 @@ func (h *hostSource) cachedSymbols(m *Model) (string, bool) {
 	return hostKallsyms + " (as indexed for this boot in " + path + ")", true
 }
 
-// keepSymbols writes the symbol index cache of the symbols just parsed
-// from text.
-func (h *hostSource) keepSymbols(m *Model, text []byte) {
+// keepSymbols writes the symbol index cache of the symbols just parsed.
+func (h *hostSource) keepSymbols(m *Model) {
 	if path, key, ok := symbolIndexFor(h.release); ok {
-		m.writeSymbolIndex(path, key, text)
+		m.writeSymbolIndex(path, key)
 	}
 }
 

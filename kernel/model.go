@@ -44,7 +44,7 @@ type Model struct {
 	cpus    int
 	arch    *Arch
 
-	syms    []Symbol // kallsyms order
+	syms    symTable // kallsyms order
 	byName  symIndex // name -> indices into syms
 	addrIdx []int32  // vmlinux symbols (any type) sorted by address, first alias per address
 	// addrKeys[i] is syms[addrIdx[i]].Addr: address lookups binary-search
@@ -133,9 +133,9 @@ func (m *Model) Source() string { return m.source }
 // kernel reject a probe with NON_UNIQ_SYMBOL.
 func (m *Model) Symbols(mod, name string) []Symbol {
 	var out []Symbol
-	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
-		if m.syms[i].Module == mod {
-			out = append(out, m.syms[i])
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+		if m.syms.at(int(i)).Module == mod {
+			out = append(out, m.syms.at(int(i)))
 		}
 	}
 	return out
@@ -144,14 +144,14 @@ func (m *Model) Symbols(mod, name string) []Symbol {
 // AllSymbols returns every kallsyms entry named name, vmlinux and modules.
 func (m *Model) AllSymbols(name string) []Symbol {
 	out := []Symbol{}
-	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
-		out = append(out, m.syms[i])
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+		out = append(out, m.syms.at(int(i)))
 	}
 	return out
 }
 
 // NumSymbols returns the number of kallsyms entries.
-func (m *Model) NumSymbols() int { return len(m.syms) }
+func (m *Model) NumSymbols() int { return m.syms.len() }
 
 // ModuleLoaded reports whether kallsyms lists symbols of module mod.
 func (m *Model) ModuleLoaded(mod string) bool { return m.modules[mod] }
@@ -165,7 +165,7 @@ func (m *Model) FuncAt(addr uint64) (Symbol, bool) {
 	if i == 0 {
 		return Symbol{}, false
 	}
-	s := m.syms[m.addrIdx[i-1]]
+	s := m.syms.at(int(m.addrIdx[i-1]))
 	if !s.IsText() || addr-s.Addr >= s.Size {
 		return Symbol{}, false
 	}
@@ -190,7 +190,7 @@ func (m *Model) SymbolAt(addr uint64) (Symbol, bool) {
 	if i == 0 {
 		return Symbol{}, false
 	}
-	s := m.syms[m.addrIdx[i-1]]
+	s := m.syms.at(int(m.addrIdx[i-1]))
 	if s.Size != 0 && addr-s.Addr >= s.Size {
 		return Symbol{}, false
 	}
@@ -240,7 +240,7 @@ func (m *Model) Config(key string) string { return m.config[key] }
 
 // String describes the model briefly.
 func (m *Model) String() string {
-	return fmt.Sprintf("kernel %s (%s, %d symbols, from %s)", m.release, m.arch.Name, len(m.syms), m.source)
+	return fmt.Sprintf("kernel %s (%s, %d symbols, from %s)", m.release, m.arch.Name, m.syms.len(), m.source)
 }
 
 func (m *Model) errorf(format string, args ...any) error {

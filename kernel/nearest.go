@@ -66,7 +66,7 @@ func (m *Model) funcNamesOf(mod string) *funcNames {
 				continue
 			}
 			for i := slot - 1; i >= 0; i = m.byName.next[i] {
-				if s := &m.syms[i]; s.Module == mod && s.IsText() {
+				if s := m.syms.at(int(i)); s.Module == mod && s.IsText() {
 					names = append(names, s.Name)
 					break
 				}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -196,9 +197,28 @@ func TestSymIndex(t *testing.T) {
 	}
 	var x symIndex
 	x.build(syms)
+	// The table's names are places in one text, as kallsyms's are.
+	var text strings.Builder
+	for _, s := range syms {
+		text.WriteString(s.Name + "\n" + s.Module + "\n")
+	}
+	all := text.String()
+	off := 0
+	for i := range syms {
+		n, m := len(syms[i].Name), len(syms[i].Module)
+		syms[i].Name = all[off : off+n]
+		if m > 0 {
+			syms[i].Module = all[off+n+1 : off+n+1+m]
+		}
+		off += n + m + 2
+	}
+	table, err := newSymTable(syms, all)
+	if err != nil {
+		t.Fatal(err)
+	}
 	chain := func(name string) []int32 {
 		var out []int32
-		for i := x.first(syms, name); i >= 0; i = x.next[i] {
+		for i := x.first(&table, name); i >= 0; i = x.next[i] {
 			out = append(out, i)
 		}
 		return out
@@ -209,7 +229,7 @@ func TestSymIndex(t *testing.T) {
 		}
 	}
 	var empty symIndex
-	if i := empty.first(nil, "a"); i != -1 {
+	if i := empty.first(&symTable{}, "a"); i != -1 {
 		t.Errorf("empty index: first = %d", i)
 	}
 }

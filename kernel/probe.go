@@ -49,8 +49,8 @@ func (m *Model) LookupName(sym string) (uint64, bool) {
 	}
 	mod, name := splitModSym(sym)
 	firstMod := int32(-1)
-	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
-		switch s := m.syms[i]; {
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+		switch s := m.syms.at(int(i)); {
 		case s.Module == mod:
 			return s.Addr, true
 		case mod == "" && firstMod < 0:
@@ -58,7 +58,7 @@ func (m *Model) LookupName(sym string) (uint64, bool) {
 		}
 	}
 	if firstMod >= 0 {
-		return m.syms[firstMod].Addr, true
+		return m.syms.at(int(firstMod)).Addr, true
 	}
 	return 0, false
 }
@@ -74,8 +74,8 @@ func (m *Model) LookupName(sym string) (uint64, bool) {
 func (m *Model) NumberOfSameSymbols(sym string) int {
 	mod, name := splitModSym(sym)
 	n := 0
-	for i := m.byName.first(m.syms, name); i >= 0; i = m.byName.next[i] {
-		if mod == "" || m.syms[i].Module == mod {
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+		if mod == "" || m.syms.at(int(i)).Module == mod {
 			n++
 		}
 	}
@@ -132,7 +132,7 @@ func (m *Model) lookupSizeOffset(addr uint64) (Symbol, bool) {
 	}
 	if inKernel {
 		if i := m.addrUpper(addr); i > 0 {
-			return m.syms[m.addrIdx[i-1]], true
+			return m.syms.at(int(m.addrIdx[i-1])), true
 		}
 		return Symbol{}, false
 	}
@@ -145,19 +145,20 @@ func (m *Model) moduleSymbolAt(addr uint64) (Symbol, bool) {
 		return Symbol{}, false
 	}
 	m.modOnce.Do(func() {
-		for i, s := range m.syms {
+		for i := range m.syms.len() {
+			s := m.syms.at(i)
 			if s.Module != "" {
 				m.modIdx = append(m.modIdx, int32(i))
 			}
 		}
-		sort.SliceStable(m.modIdx, func(a, b int) bool { return m.syms[m.modIdx[a]].Addr < m.syms[m.modIdx[b]].Addr })
+		sort.SliceStable(m.modIdx, func(a, b int) bool { return m.syms.at(int(m.modIdx[a])).Addr < m.syms.at(int(m.modIdx[b])).Addr })
 	})
 	idx := m.modIdx
-	i := sort.Search(len(idx), func(i int) bool { return m.syms[idx[i]].Addr > addr })
+	i := sort.Search(len(idx), func(i int) bool { return m.syms.at(int(idx[i])).Addr > addr })
 	if i == 0 {
 		return Symbol{}, false
 	}
-	s := m.syms[idx[i-1]]
+	s := m.syms.at(int(idx[i-1]))
 	if addr-s.Addr >= s.Size {
 		return Symbol{}, false
 	}

@@ -377,7 +377,7 @@ func TestTextTableMatchesImage(t *testing.T) {
 	}
 	n := 0
 	for i, idx := range img.addrIdx {
-		s := img.syms[idx]
+		s := img.syms.at(int(idx))
 		if i%50 != 0 || !s.IsText() {
 			continue
 		}

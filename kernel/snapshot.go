@@ -38,10 +38,10 @@ type snapshotSource struct {
 	has func(file string) bool
 	// cachedSymbols, when set, fills the model's symbol table from a
 	// cache and says where it came from (ok false: no valid cache);
-	// keepSymbols is then handed the kallsyms text parsed instead, for
-	// the cache.
+	// keepSymbols is then handed the model whose kallsyms was parsed
+	// instead, for the cache.
 	cachedSymbols func(m *Model) (origin string, ok bool)
-	keepSymbols   func(m *Model, text []byte)
+	keepSymbols   func(m *Model)
 }
 
 // LoadSnapshot builds a model from a snapshot directory holding the files
@@ -141,11 +141,11 @@ func load(src snapshotSource) (*Model, error) {
 			return nil, m.errorf("%s: %w", FileKallsyms, err)
 		}
 		if src.keepSymbols != nil {
-			src.keepSymbols(m, b)
+			src.keepSymbols(m)
 		}
 		symsFrom = src.origin(FileKallsyms)
 	}
-	m.addFact("symbols", strconv.Itoa(len(m.syms)), symsFrom)
+	m.addFact("symbols", strconv.Itoa(m.syms.len()), symsFrom)
 
 	// The build configuration is extra evidence: a running kernel often
 	// has none to show (no /proc/config.gz, no /boot in a container), and
@@ -255,7 +255,7 @@ func (m *Model) parseKallsyms(b []byte) error {
 	// else keeps (a fresh read, or a decompressed snapshot member).
 	all := unsafe.String(unsafe.SliceData(b), len(b))
 	n := strings.Count(all, "\n") + 1
-	m.syms = make([]Symbol, 0, n)
+	syms := make([]Symbol, 0, n)
 	m.modules = make(map[string]bool)
 	lineNo := 0
 	lastMod := ""
@@ -296,14 +296,16 @@ func (m *Model) parseKallsyms(b []byte) error {
 		if name == "" {
 			return fmt.Errorf("line %d: empty symbol name", lineNo)
 		}
-		m.syms = append(m.syms, Symbol{Name: name, Module: mod, Addr: addr, Type: typ})
+		syms = append(syms, Symbol{Name: name, Module: mod, Addr: addr, Type: typ})
 	}
-	if len(m.syms) == 0 {
+	if len(syms) == 0 {
 		return errors.New("no symbols")
 	}
-	m.byName.build(m.syms)
-	m.sizeSymbols()
-	return nil
+	m.byName.build(syms)
+	m.sizeSymbols(syms)
+	var err error
+	m.syms, err = newSymTable(syms, all)
+	return err
 }
 
 // parseHex64 is strconv.ParseUint(s, 16, 64) without the error value:
@@ -335,13 +337,13 @@ func parseHex64(s string) (uint64, bool) {
 }
 
 // sizeSymbols assigns sizes and builds the vmlinux address index.
-func (m *Model) sizeSymbols() {
+func (m *Model) sizeSymbols(syms []Symbol) {
 	// Group by module; vmlinux is "". Kallsyms lists each module's
 	// symbols together, so the group is found once per run of lines.
 	groups := make(map[string][]int32)
-	vmlinux := make([]int32, 0, len(m.syms))
-	for i := range m.syms {
-		mod := m.syms[i].Module
+	vmlinux := make([]int32, 0, len(syms))
+	for i := range syms {
+		mod := syms[i].Module
 		if mod == "" {
 			vmlinux = append(vmlinux, int32(i))
 			continue
@@ -349,7 +351,7 @@ func (m *Model) sizeSymbols() {
 		groups[mod] = append(groups[mod], int32(i))
 	}
 	groups[""] = vmlinux
-	byAddr := func(a, b int32) int { return cmp.Compare(m.syms[a].Addr, m.syms[b].Addr) }
+	byAddr := func(a, b int32) int { return cmp.Compare(syms[a].Addr, syms[b].Addr) }
 	for mod, g := range groups {
 		// The vmlinux part of kallsyms is already in address order.
 		if !slices.IsSortedFunc(g, byAddr) {
@@ -358,15 +360,15 @@ func (m *Model) sizeSymbols() {
 		// Walk runs of equal addresses; each run's size is the gap to the next run.
 		for i := 0; i < len(g); {
 			j := i
-			for j < len(g) && m.syms[g[j]].Addr == m.syms[g[i]].Addr {
+			for j < len(g) && syms[g[j]].Addr == syms[g[i]].Addr {
 				j++
 			}
 			var size uint64
 			if j < len(g) {
-				size = m.syms[g[j]].Addr - m.syms[g[i]].Addr
+				size = syms[g[j]].Addr - syms[g[i]].Addr
 			}
 			for k := i; k < j; k++ {
-				m.syms[g[k]].Size = size
+				syms[g[k]].Size = size
 			}
 			i = j
 		}
@@ -374,7 +376,7 @@ func (m *Model) sizeSymbols() {
 			// Keep the first alias per address for address lookups.
 			text := make([]int32, 0, len(g))
 			for i, s := range g {
-				if i > 0 && m.syms[s].Addr == m.syms[g[i-1]].Addr {
+				if i > 0 && syms[s].Addr == syms[g[i-1]].Addr {
 					continue
 				}
 				text = append(text, s)
@@ -382,7 +384,7 @@ func (m *Model) sizeSymbols() {
 			m.addrIdx = text
 			m.addrKeys = make([]uint64, len(text))
 			for i, s := range text {
-				m.addrKeys[i] = m.syms[s].Addr
+				m.addrKeys[i] = syms[s].Addr
 			}
 		}
 	}

@@ -27,7 +27,7 @@ import (
 
 const symIndexMagic = "ktrace-symindex-v1 "
 
-// symRecord is one symbol in the index file.
+// symRecord is one symbol of a symTable, as the index file stores it.
 type symRecord struct {
 	Addr, Size      uint64
 	NameOff, ModOff uint32
@@ -63,7 +63,7 @@ func (m *Model) loadSymbolIndex(path, key string) error {
 	if st.Size() < 64 || st.Size() > 1<<31 {
 		return errors.New("symbol index: bad size")
 	}
-	b, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_PRIVATE)
+	b, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_POPULATE)
 	if err != nil {
 		return err
 	}
@@ -132,52 +132,37 @@ func (m *Model) useSymbolIndex(b []byte, key string) error {
 		}
 	}
 	all := unsafe.String(unsafe.SliceData(text), len(text))
-	syms := make([]Symbol, ns)
 	mods := make(map[string]bool, h.Mods)
 	lastMod := ""
 	for i := range recs {
 		r := &recs[i]
-		ne, me := int(r.NameOff)+int(r.NameLen), int(r.ModOff)+int(r.ModLen)
-		if r.NameLen == 0 || ne > len(all) || me > len(all) {
+		if r.NameLen == 0 || int(r.NameOff)+int(r.NameLen) > len(all) || int(r.ModOff)+int(r.ModLen) > len(all) {
 			return errors.New("symbol index: bad symbol record")
 		}
-		s := Symbol{Name: all[r.NameOff:ne], Addr: r.Addr, Size: r.Size, Type: r.Type}
 		if r.ModLen > 0 {
-			s.Module = all[r.ModOff:me]
-			if s.Module != lastMod {
-				mods[s.Module] = true
-				lastMod = s.Module
+			if mod := all[r.ModOff : int(r.ModOff)+int(r.ModLen)]; mod != lastMod {
+				mods[mod] = true
+				lastMod = mod
 			}
 		}
-		syms[i] = s
 	}
-	m.syms = syms
+	m.syms = symTable{recs: recs, text: all}
 	m.modules = mods
 	m.byName = symIndex{mask: uint64(nslots - 1), slots: slots, next: next}
 	m.addrIdx, m.addrKeys = addrIdx, addrKeys
 	return nil
 }
 
-// writeSymbolIndex writes m's symbol table, parsed from text (whose
-// substrings its names are), as an index file for key at path, replacing
-// it atomically. Failing to write only costs the next start its time.
-func (m *Model) writeSymbolIndex(path, key string, text []byte) {
+// writeSymbolIndex writes m's symbol table as an index file for key at
+// path, replacing it atomically. Failing to write only costs the next
+// start its time.
+func (m *Model) writeSymbolIndex(path, key string) {
+	text := m.syms.text
 	if len(text) == 0 || len(text) > 1<<31 {
 		return
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(text)))
-	inText := func(s string) (uint32, bool) {
-		if s == "" {
-			return 0, true
-		}
-		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-		if p < base || p+uintptr(len(s)) > base+uintptr(len(text)) {
-			return 0, false
-		}
-		return uint32(p - base), true
-	}
 	head := symIndexMagic + key + "\n"
-	ns, nslots, naddr := len(m.syms), len(m.byName.slots), len(m.addrIdx)
+	ns, nslots, naddr := m.syms.len(), len(m.byName.slots), len(m.addrIdx)
 	size := align8(len(head)) + int(unsafe.Sizeof(symIndexHeader{})) + ns*symRecordSize + align8(4*nslots) + align8(4*ns) + align8(4*naddr) + 8*naddr + len(text)
 	out := make([]byte, 0, size)
 	out = append(out, head...)
@@ -185,19 +170,14 @@ func (m *Model) writeSymbolIndex(path, key string, text []byte) {
 	for _, v := range []uint64{uint64(ns), uint64(nslots), uint64(naddr), uint64(len(text)), uint64(len(m.modules))} {
 		out = binary.LittleEndian.AppendUint64(out, v)
 	}
-	for i := range m.syms {
-		s := &m.syms[i]
-		no, ok1 := inText(s.Name)
-		mo, ok2 := inText(s.Module)
-		if !ok1 || !ok2 || len(s.Name) > 0xffff || len(s.Module) > 0xff {
-			return
-		}
-		out = binary.LittleEndian.AppendUint64(out, s.Addr)
-		out = binary.LittleEndian.AppendUint64(out, s.Size)
-		out = binary.LittleEndian.AppendUint32(out, no)
-		out = binary.LittleEndian.AppendUint32(out, mo)
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(s.Name)))
-		out = append(out, uint8(len(s.Module)), s.Type, 0, 0, 0, 0)
+	for i := range m.syms.recs {
+		r := &m.syms.recs[i]
+		out = binary.LittleEndian.AppendUint64(out, r.Addr)
+		out = binary.LittleEndian.AppendUint64(out, r.Size)
+		out = binary.LittleEndian.AppendUint32(out, r.NameOff)
+		out = binary.LittleEndian.AppendUint32(out, r.ModOff)
+		out = binary.LittleEndian.AppendUint16(out, r.NameLen)
+		out = append(out, r.ModLen, r.Type, 0, 0, 0, 0)
 	}
 	appendInt32s := func(v []int32) {
 		for _, x := range v {

@@ -2,7 +2,9 @@ package kernel
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
+	"unsafe"
 )
 
 // symIndex finds kallsyms entries by name. It is an open-addressing hash
@@ -52,7 +54,7 @@ func (x *symIndex) build(syms []Symbol) {
 
 // first returns the index of the first entry named name, or -1. The
 // following ones are reached through next.
-func (x *symIndex) first(syms []Symbol, name string) int32 {
+func (x *symIndex) first(syms *symTable, name string) int32 {
 	if len(x.slots) == 0 {
 		return -1
 	}
@@ -61,7 +63,7 @@ func (x *symIndex) first(syms []Symbol, name string) int32 {
 		if s == 0 {
 			return -1
 		}
-		if syms[s-1].Name == name {
+		if syms.name(int(s-1)) == name {
 			return s - 1
 		}
 	}
@@ -135,3 +137,59 @@ func (s *hashSet) has(name string) bool {
 
 // len returns the number of names in the set.
 func (s *hashSet) len() int { return len(s.names) }
+
+// symTable is the kallsyms table: one fixed, pointer-free record per
+// symbol (symRecord) whose name and module are places in the kallsyms
+// text. A loaded symbol index (symcache.go) is used as it lies in its
+// mapping; a parsed kallsyms is converted once. Either way the garbage
+// collector has no 150,000 string headers to scan.
+type symTable struct {
+	recs []symRecord
+	text string
+}
+
+// newSymTable converts syms, whose names and modules are substrings of
+// text, into a table. It fails when one is not.
+func newSymTable(syms []Symbol, text string) (symTable, error) {
+	base := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	place := func(s string) (uint32, bool) {
+		if s == "" {
+			return 0, true
+		}
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		if p < base || p+uintptr(len(s)) > base+uintptr(len(text)) {
+			return 0, false
+		}
+		return uint32(p - base), true
+	}
+	recs := make([]symRecord, len(syms))
+	for i := range syms {
+		s := &syms[i]
+		no, ok1 := place(s.Name)
+		mo, ok2 := place(s.Module)
+		if !ok1 || !ok2 || len(s.Name) > 0xffff || len(s.Module) > 0xff {
+			return symTable{}, fmt.Errorf("symbol %q: name outside the kallsyms text or too long", s.Name)
+		}
+		recs[i] = symRecord{Addr: s.Addr, Size: s.Size, NameOff: no, ModOff: mo, NameLen: uint16(len(s.Name)), ModLen: uint8(len(s.Module)), Type: s.Type}
+	}
+	return symTable{recs: recs, text: text}, nil
+}
+
+// len returns the number of symbols.
+func (t *symTable) len() int { return len(t.recs) }
+
+// name returns symbol i's name.
+func (t *symTable) name(i int) string {
+	r := &t.recs[i]
+	return t.text[r.NameOff : int(r.NameOff)+int(r.NameLen)]
+}
+
+// at returns symbol i.
+func (t *symTable) at(i int) Symbol {
+	r := &t.recs[i]
+	s := Symbol{Name: t.text[r.NameOff : int(r.NameOff)+int(r.NameLen)], Addr: r.Addr, Size: r.Size, Type: r.Type}
+	if r.ModLen > 0 {
+		s.Module = t.text[r.ModOff : int(r.ModOff)+int(r.ModLen)]
+	}
+	return s
+}

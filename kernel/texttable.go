@@ -191,7 +191,7 @@ func (m *Model) TextTable() ([]byte, error) {
 	for si, s := range img.sections {
 		lo, hi := s.addr, s.addr+uint64(len(s.data))
 		for _, idx := range m.addrIdx {
-			sym := m.syms[idx]
+			sym := m.syms.at(int(idx))
 			if sym.Addr < lo || sym.Addr >= hi {
 				continue
 			}

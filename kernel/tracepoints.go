@@ -306,8 +306,8 @@ func decodeTracepoints(b []byte) ([]Tracepoint, error) {
 // system a tracepoint belongs to.
 func (m *Model) TracepointNames() []string {
 	var out []string
-	for i := range m.syms {
-		s := &m.syms[i]
+	for i := range m.syms.len() {
+		s := m.syms.at(int(i))
 		if s.Module != "" {
 			continue
 		}
