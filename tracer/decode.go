@@ -48,21 +48,6 @@ type Decoder struct {
 	mu     sync.Mutex
 	syms   map[uint64]string // address -> "sym+0xoff/0xsize [mod]"
 	bare   map[uint64]string // address -> "sym"
-
-	// The text of recent records that the next ones are likely to
-	// share, used by the goroutine that decodes: the TASK-PID column of
-	// the last task, and "EVENT: (IP)" by probe and addresses.
-	task struct {
-		pid     int32
-		comm    [16]byte
-		commLen int
-		col     []byte
-	}
-	heads [256]struct {
-		probe   *Probe
-		ip, ret uint64
-		text    []byte
-	}
 }
 
 // NewDecoder returns a decoder for the probes of plan, symbolising
@@ -202,23 +187,10 @@ func (d *Decoder) AppendIP(b []byte, r *Record) []byte {
 // AppendBody appends "EVENT: (IP) name=value …" without a newline: the
 // part of a trace line after the context columns.
 func (d *Decoder) AppendBody(b []byte, r *Record) []byte {
-	// "EVENT: (IP)" depends only on the probe and the addresses: it is
-	// formatted once and kept in a small cache indexed by them.
-	ip := binary.LittleEndian.Uint64(r.Raw[8:])
-	var ret uint64
-	if r.Probe.Layout.Return {
-		ret = binary.LittleEndian.Uint64(r.Raw[16:])
-	}
-	h := (ip ^ ret>>3 ^ uint64(r.Probe.Index)*0x9e3779b97f4a7c15) >> 4
-	e := &d.heads[h%uint64(len(d.heads))]
-	if e.probe != r.Probe || e.ip != ip || e.ret != ret || e.text == nil {
-		t := append(e.text[:0], r.Probe.Event.Name...)
-		t = append(t, ": ("...)
-		t = d.AppendIP(t, r)
-		e.text = append(t, ')')
-		e.probe, e.ip, e.ret = r.Probe, ip, ret
-	}
-	b = append(b, e.text...)
+	b = append(b, r.Probe.Event.Name...)
+	b = append(b, ": ("...)
+	b = d.AppendIP(b, r)
+	b = append(b, ')')
 	return d.AppendArgs(b, r)
 }
 
@@ -337,14 +309,7 @@ func (d *Decoder) appendValue(b []byte, r *Record, t *fetchargs.Type, off int) [
 // AppendContext appends the kernel's trace line context columns:
 // "%16s-%-7d [%03d] FLAGS %5lu.%06lu: ".
 func (d *Decoder) AppendContext(b []byte, r *Record) []byte {
-	// Hits come in runs from one task: its column is kept.
-	pid := r.Pid()
-	if pid != d.task.pid || string(r.Comm) != string(d.task.comm[:d.task.commLen]) || d.task.col == nil {
-		d.task.pid = pid
-		d.task.commLen = copy(d.task.comm[:], r.Comm)
-		d.task.col = tracefs.AppendTask(d.task.col[:0], string(r.Comm), int(pid))
-	}
-	b = append(b, d.task.col...)
+	b = tracefs.AppendTask(b, string(r.Comm), int(r.Pid()))
 	return d.AppendContextRest(b, r)
 }
 
@@ -364,26 +329,20 @@ func (d *Decoder) AppendContextRest(b []byte, r *Record) []byte {
 	b = appendLatFmt(b, r)
 	b = append(b, ' ')
 	sec, usec := r.TS/1e9, (r.TS%1e9)/1e3
-	for w := decimalWidth(sec); w < 5; w++ {
-		b = append(b, ' ')
-	}
+	n := len(b)
 	b = strconv.AppendUint(b, sec, 10)
+	if w := len(b) - n; w < 5 {
+		pad := []byte("     ")[:5-w]
+		b = append(b[:n], append(pad, b[n:]...)...)
+	}
 	b = append(b, '.')
-	for w := decimalWidth(usec); w < 6; w++ {
-		b = append(b, '0')
-	}
+	n = len(b)
 	b = strconv.AppendUint(b, usec, 10)
-	return append(b, ": "...)
-}
-
-// decimalWidth is the number of decimal digits of v.
-func decimalWidth(v uint64) int {
-	w := 1
-	for v >= 10 {
-		v /= 10
-		w++
+	if w := len(b) - n; w < 6 {
+		pad := []byte("000000")[:6-w]
+		b = append(b[:n], append(pad, b[n:]...)...)
 	}
-	return w
+	return append(b, ": "...)
 }
 
 // appendLatFmt is trace_print_lat_fmt: irqs-off, need-resched, hard/soft

@@ -18,10 +18,7 @@ type RunHandler struct {
 	// that timed out (timedOut), and after a stretch of records that left
 	// it empty.
 	Idle func(timedOut bool)
-	// BeforeWait runs before each wait for records, and again before
-	// the records a wait returned for are read: what it samples then
-	// (such as who is waiting for a Flush) precedes every record the
-	// stretch reads.
+	// BeforeWait runs before each wait for a record.
 	BeforeWait func()
 	// Flushed runs when the records that were in the ring buffer when
 	// Flush was called have all been handled.
@@ -88,9 +85,6 @@ func (s *Session) Run(stop <-chan struct{}, poll, drain time.Duration, h RunHand
 				// Closed, or epoll failed.
 				return stopping
 			}
-		}
-		if flushed && h.BeforeWait != nil {
-			h.BeforeWait()
 		}
 		more, err := s.reader.read(handle)
 		switch {
