@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +54,7 @@ type staticEvent struct {
 	ev    *printfmt.Event
 	link  link.Link // nil: the kernel refused the attach (noted)
 	noted bool      // the raw-print note was given
+	off   atomic.Bool
 }
 
 // staticTracer holds the static events' ring buffer, reader and programs.
@@ -66,7 +68,9 @@ type staticTracer struct {
 	// progs are the programs by the record size they copy (a power of
 	// two): events share them, the attach cookie telling them apart.
 	progs map[int]*ebpf.Program
-	done  chan struct{}
+	// closing counts links being closed in the background.
+	closing sync.WaitGroup
+	done    chan struct{}
 	// flushed are Sync calls waiting for the reader to reach a flush.
 	flushed []chan struct{}
 }
@@ -87,14 +91,21 @@ func (b *Backend) SetStaticEnabled(se tracefs.StaticEvent, on bool) error {
 	st.mu.Unlock()
 	if !on {
 		if cur != nil {
+			// The event is off from here: the reader drops what its
+			// program still writes. Closing the link waits for an RCU
+			// grace period in the kernel; done in the background, a
+			// thousand disables do not wait for a thousand of them.
+			cur.off.Store(true)
 			if cur.link != nil {
-				cur.link.Close()
+				st.closing.Add(1)
+				go func(l link.Link) {
+					defer st.closing.Done()
+					l.Close()
+				}(cur.link)
 			}
 			st.mu.Lock()
 			delete(st.byName, key)
 			st.mu.Unlock()
-			// byNum keeps the number: records written before the detach
-			// are still printed.
 		}
 		return nil
 	}
@@ -301,7 +312,7 @@ func (b *Backend) staticPump(st *staticTracer) {
 		st.mu.Lock()
 		se := st.byNum[num]
 		st.mu.Unlock()
-		if se == nil || b.Record == nil {
+		if se == nil || se.off.Load() || b.Record == nil {
 			continue
 		}
 		// The common fields, as far as ktrace knows them (staticHeader).
@@ -361,14 +372,19 @@ func (b *Backend) closeStatic() {
 	st.mu.Lock()
 	for _, s := range st.byName {
 		if s.link != nil {
-			s.link.Close()
+			st.closing.Add(1)
+			go func(l link.Link) {
+				defer st.closing.Done()
+				l.Close()
+			}(s.link)
 		}
-	}
-	for _, p := range st.progs {
-		p.Close()
 	}
 	st.byName = map[string]*staticEvent{}
 	st.mu.Unlock()
+	st.closing.Wait()
+	for _, p := range st.progs {
+		p.Close()
+	}
 	st.rd.Close()
 	<-st.done
 	st.ring.Close()
