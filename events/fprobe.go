@@ -155,7 +155,7 @@ func retvalIndex(tok string) int {
 // error mapping.
 func (r *Registry) registerFprobe(c *lineCtx, kind Kind, group, name string, p *Probe) createResult {
 	old := r.findEvent(group, name)
-	if (old != nil && old.Kind.isKprobe()) || isStaticEvent(r.dialect.Name, group, name) {
+	if (old != nil && !old.Kind.isFprobe()) || isStaticEvent(r.dialect.Name, group, name) {
 		return c.failErrno(grammar.ErrEventExist, 0, 0, syscall.EEXIST)
 	}
 	if old != nil {

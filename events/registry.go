@@ -34,6 +34,8 @@ type Registry struct {
 	// registration failed after that step, as 6.12 leaves it (every later
 	// t probe on that tracepoint then fails with EEXIST, without a log).
 	tpStubs map[string]bool
+	// lookupPath resolves uprobe paths (nil: HostPathLookup).
+	lookupPath PathLookup
 }
 
 // NewRegistry returns an empty registry for kernel m speaking dialect d. A
@@ -166,12 +168,23 @@ func (r *Registry) execLocked(f File, line string) error {
 	if len(argv) == 0 {
 		return nil
 	}
+	if f == UprobeEvents {
+		if res := r.createUprobe(argv); !res.cancel {
+			return res.err
+		}
+		return &WriteError{Errno: syscall.EINVAL}
+	}
 	res := r.createKprobe(argv)
 	if res.cancel && f == DynamicEvents && r.dialect.Fprobe {
 		res = r.createFprobe(argv)
 	}
 	if res.cancel && f == DynamicEvents {
 		res = r.createSynthetic(line)
+	}
+	// The uprobe front end registers last (fs_initcall): it sees only
+	// what every other one declined.
+	if res.cancel && f == DynamicEvents {
+		res = r.createUprobe(argv)
 	}
 	if res.cancel {
 		return &WriteError{Errno: syscall.EINVAL}
@@ -189,6 +202,8 @@ func (r *Registry) Readback(f File) string {
 		line := p.Line
 		switch {
 		case f == KprobeEvents && !p.Event.Kind.isKprobe():
+			continue
+		case f == UprobeEvents && !p.Event.Kind.IsUprobe():
 			continue
 		case f == SyntheticEvents:
 			if p.Event.Kind != Synthetic {
@@ -281,6 +296,7 @@ const (
 	kprobeScope scope = iota
 	allScope
 	synthScope
+	uprobeScope
 )
 
 // scopeOf is the events a control file lists, removes and truncates.
@@ -290,6 +306,8 @@ func scopeOf(f File) scope {
 		return allScope
 	case SyntheticEvents:
 		return synthScope
+	case UprobeEvents:
+		return uprobeScope
 	}
 	return kprobeScope
 }
@@ -300,6 +318,8 @@ func (s scope) has(k Kind) bool {
 		return true
 	case synthScope:
 		return k == Synthetic
+	case uprobeScope:
+		return k.IsUprobe()
 	}
 	return k.isKprobe()
 }

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/grammar"
@@ -57,12 +58,21 @@ func matchCommandHead(p *Probe, argv []string, maxArgStr int) bool {
 	if len(argv) == 0 {
 		return true
 	}
-	place := p.Symbol
-	if p.Event.Kind.isKprobe() {
-		place = placeText(p)
-	}
-	if clip(place, maxArgStr) != argv[0] {
-		return false
+	if u := p.Uprobe; u != nil {
+		// The typed path whole, then the offsets as the readback
+		// prints them.
+		off, ok := strings.CutPrefix(argv[0], u.Path+":")
+		if !ok || clip(uprobePlaceText(u)[len(u.Path)+1:], maxArgStr) != off {
+			return false
+		}
+	} else {
+		place := p.Symbol
+		if p.Event.Kind.isKprobe() {
+			place = placeText(p)
+		}
+		if clip(place, maxArgStr) != argv[0] {
+			return false
+		}
 	}
 	argv = argv[1:]
 	if len(p.Args) < len(argv) {

@@ -20,6 +20,8 @@ const (
 	// SyntheticEvents is synthetic_events: synthetic event definitions
 	// only, scope synthetic events.
 	SyntheticEvents
+	// UprobeEvents is uprobe_events: uprobe lines only, scope uprobes.
+	UprobeEvents
 )
 
 // FileNamed returns the control file of a name ("kprobe_events",
@@ -32,6 +34,8 @@ func FileNamed(name string) (File, bool) {
 		return DynamicEvents, true
 	case "synthetic_events":
 		return SyntheticEvents, true
+	case "uprobe_events":
+		return UprobeEvents, true
 	}
 	return 0, false
 }
@@ -44,6 +48,8 @@ func (f File) String() string {
 		return "dynamic_events"
 	case SyntheticEvents:
 		return "synthetic_events"
+	case UprobeEvents:
+		return "uprobe_events"
 	}
 	return fmt.Sprintf("File(%d)", int(f))
 }
@@ -99,6 +105,8 @@ const (
 	Fexit                 // f ...%return (or with $retval): fprobe on function exit
 	Tprobe                // t: fprobe on a tracepoint
 	Synthetic             // s: a synthetic event (synthetic_events)
+	Uprobe                // p PATH:OFFSET: uprobe
+	Uretprobe             // r PATH:OFFSET (or %return): uretprobe
 )
 
 func (k Kind) String() string {
@@ -115,12 +123,20 @@ func (k Kind) String() string {
 		return "tprobe"
 	case Synthetic:
 		return "synthetic"
+	case Uprobe:
+		return "uprobe"
+	case Uretprobe:
+		return "uretprobe"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
 // IsReturn reports whether events of this kind fire on function return.
-func (k Kind) IsReturn() bool { return k == Kretprobe || k == Fexit }
+func (k Kind) IsReturn() bool { return k == Kretprobe || k == Fexit || k == Uretprobe }
+
+// IsUprobe reports whether events of this kind are uprobes (the events
+// uprobe_events lists and truncates).
+func (k Kind) IsUprobe() bool { return k == Uprobe || k == Uretprobe }
 
 // isKprobe reports whether the kind belongs to the kprobe front end (the
 // events kprobe_events lists and truncates).
@@ -162,4 +178,18 @@ type Probe struct {
 	Pending   bool   // accepted but not armed: module not loaded, unknown address or tracepoint
 	Args      []*fetchargs.Arg
 	Line      string // readback line, without the newline
+	// Uprobe is a uprobe's place: the path as typed, the offsets and
+	// the probed file's identity (nil for other kinds).
+	Uprobe *UprobePlace
 }
+
+// UprobePlace is where a uprobe is: a file offset in the file at Path.
+type UprobePlace struct {
+	Path   string // as typed (relative paths and symlinks stay)
+	Offset uint64
+	RefCtr uint64 // reference counter offset, 0 for none
+	File   FileID // the file the path resolved to
+}
+
+// isFprobe reports whether the kind belongs to the fprobe front end.
+func (k Kind) isFprobe() bool { return k == Fentry || k == Fexit || k == Tprobe }

@@ -16,6 +16,7 @@ const (
 	KProbe ProbeKind = iota // p/r lines: kprobe or kretprobe
 	FProbe                  // f lines: fprobe entry or exit
 	TProbe                  // t lines: tracepoint probe
+	UProbe                  // uprobe and uretprobe lines: user-space probes
 )
 
 // Context describes the probe whose arguments are parsed. One Context
@@ -30,7 +31,7 @@ type Context struct {
 	Model   *kernel.Model
 	Dialect *grammar.Dialect
 	Kind    ProbeKind
-	Return  bool   // TPARG_FL_RETURN: symbol-based return probe or fprobe exit
+	Return  bool   // TPARG_FL_RETURN: symbol-based return probe, fprobe exit or uretprobe
 	Entry   bool   // TPARG_FL_FENTRY: kprobe at function entry (symbol-based, not return)
 	Func    string // probed function (BTF lookups); "" for address probes
 
@@ -117,6 +118,14 @@ const (
 )
 
 func (c *Context) flags() uint {
+	if c.Kind == UProbe {
+		// TPARG_FL_USER (0): no KERNEL flag, so no BTF, no symbols and
+		// no bound on $stackN.
+		if c.Return {
+			return flReturn
+		}
+		return 0
+	}
 	f := uint(flKernel)
 	switch c.Kind {
 	case FProbe:

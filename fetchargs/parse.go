@@ -225,6 +225,10 @@ func (p *parser) parseBody(t *grammar.Argument, body int) (*Arg, syscall.Errno) 
 		a.Type = findType("string", p.r)
 	} else {
 		a.Type = findTypeOf(typ, typeName, hasType, p.r)
+		// Since 6.2 the symbol types are for kernel probes only.
+		if p.flags&flKernel == 0 && p.r.newParser && (typeName == "symbol" || typeName == "symstr") {
+			a.Type = nil
+		}
 	}
 	if a.Type == nil {
 		p.log(p.offset+typeOffset, grammar.ErrBadType)
@@ -369,6 +373,7 @@ func (p *parser) parseProbeArg(f *grammar.FetchArg, end int, pc *int) syscall.Er
 		ins[code] = Op{Code: OpReg, Param: uint32(off)}
 	case f.Mem != nil:
 		m := f.Mem
+		var derefOff int64
 		switch {
 		case m.Addr.Value != "":
 			v, e := kstrtoul(m.Addr.Value, 0)
@@ -378,9 +383,24 @@ func (p *parser) parseProbeArg(f *grammar.FetchArg, end int, pc *int) syscall.Er
 			}
 			ins[code] = Op{Code: OpImm, Imm: v}
 		case m.File != nil:
-			p.log(p.offset, grammar.ErrFileOnKprobe)
-			return syscall.EINVAL
+			if p.flags&flKernel != 0 {
+				p.log(p.offset, grammar.ErrFileOnKprobe)
+				return syscall.EINVAL
+			}
+			v, e := kstrtol(m.File.Offs.Value, 0)
+			if e != 0 {
+				p.log(p.offset, grammar.ErrBadFileOffs)
+				return e
+			}
+			ins[code] = Op{Code: OpFOffs, Imm: uint64(v)}
+			// The kernel reuses the file offset as the offset of the
+			// dereference that follows (it reads at base + 2*OFFS).
+			derefOff = v
 		default:
+			if p.flags&flKernel == 0 {
+				p.log(p.offset, grammar.ErrSymOnUprobe)
+				return syscall.EINVAL
+			}
 			// The symbol and its offset are resolved when the probe
 			// is registered (ResolveSymbols); Param is where the
 			// offset starts in Data.
@@ -398,7 +418,7 @@ func (p *parser) parseProbeArg(f *grammar.FetchArg, end int, pc *int) syscall.Er
 			return syscall.EINVAL
 		}
 		*pc = code
-		ins[code] = Op{Code: OpDeref}
+		ins[code] = Op{Code: OpDeref, Offset: derefOff}
 	case f.Deref != nil:
 		return p.parseDeref(f.Deref, pc)
 	case f.ImmStr != nil:
@@ -521,8 +541,9 @@ func (p *parser) parseProbeVars(f *grammar.FetchArg, end int, pc *int) syscall.E
 				p.log(p.offset, grammar.ErrRetvalOnProbe)
 				return syscall.EINVAL
 			}
-			if !p.r.btfArgs {
-				// Without BTF any "$retval…" is the raw return value.
+			if !p.r.btfArgs || p.flags&flKernel == 0 {
+				// Without BTF (or on a uprobe) any "$retval…" is the
+				// raw return value.
 				ins[code] = Op{Code: OpRetval}
 				return 0
 			}

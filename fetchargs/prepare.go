@@ -39,7 +39,7 @@ func PrepareArgs(ctx *Context, argv []string) ([]Token, error) {
 	}
 	var toks []Token
 	expanded := false
-	if r.newParser {
+	if r.newParser && ctx.Kind != UProbe {
 		var lg logger
 		var errno syscall.Errno
 		toks, expanded, errno = expandMetaArgs(ctx, args, &lg)
@@ -61,7 +61,9 @@ func PrepareArgs(ctx *Context, argv []string) ([]Token, error) {
 		}
 		toks = toks[:maxTraceArgs]
 	}
-	if r.dentryArgs {
+	// Only the kernel probes rewrite %pd/%pD (uprobes leave the type
+	// as written, which no fetch type matches).
+	if r.dentryArgs && ctx.Kind != UProbe {
 		orig := make([]string, len(toks))
 		for i, t := range toks {
 			orig[i] = t.Text

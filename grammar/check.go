@@ -1,6 +1,10 @@
 package grammar
 
-import "syscall"
+import (
+	"errors"
+	"strings"
+	"syscall"
+)
 
 // The kernel's checks of the parsed constructs, in the kernel's order.
 // Errors are attributed to the argv entry the construct came from (Arg)
@@ -177,4 +181,67 @@ func (r *Removal) Target() (group, event string, hasGroup bool, errno syscall.Er
 		return "", "", false, syscall.EINVAL
 	}
 	return r.Group.Value, r.Event.Value, hasGroup, 0
+}
+
+// ClaimsUprobe reports whether trace_uprobe's create function takes argv[1]
+// as its place: it contains a '/', and its last ':' is followed by a
+// decimal digit. Anything else is "not mine" (no error_log entry).
+func ClaimsUprobe(arg string) bool {
+	if strings.IndexByte(arg, '/') < 0 {
+		return false
+	}
+	c := strings.LastIndexByte(arg, ':')
+	return c >= 0 && c+1 < len(arg) && isDigit(arg[c+1])
+}
+
+// UprobeSite is what a checked uprobe place names.
+type UprobeSite struct {
+	Path   string // as typed: what the readback shows
+	Offset uint64 // file offset of the probed instruction
+	RefCtr uint64 // reference counter (semaphore) offset, 0 for none
+	Return bool   // "%return" suffix
+}
+
+// Site checks the text after the path like trace_uprobe's create function,
+// after its path lookup: the reference counter first (REFCNT_OPEN_BRACE one
+// past the end without a ')', BAD_REFCNT_SUFFIX at text after the ')',
+// BAD_REFCNT after the '(' when kstrtoul refuses it), then the suffix
+// (BAD_ADDR_SUFFIX at the '%' unless it is exactly "%return"), then the
+// offset (BAD_UPROBE_OFFS after the ':'). Numbers that overflow fail with
+// ERANGE, other bad numbers with EINVAL. Errors are attributed to argv[1].
+func (p *UprobePlace) Site(arg string) (UprobeSite, *Error) {
+	s := UprobeSite{Path: p.Path.Value}
+	if rc := p.RefCtr; rc != nil {
+		switch {
+		case !rc.Close:
+			return s, &Error{Code: ErrRefcntOpenBrace, Arg: 1, Off: len(arg), Errno: syscall.EINVAL}
+		case rc.Trail.Value != "":
+			return s, &Error{Code: ErrBadRefcntSuffix, Arg: 1, Off: rc.Trail.Pos.Offset, Errno: syscall.EINVAL}
+		}
+		v, err := ParseUint64(rc.Offset.Value, 0)
+		if err != nil {
+			return s, &Error{Code: ErrBadRefcnt, Arg: 1, Off: rc.Pos.Offset + 1, Errno: kstrtoErrno(err)}
+		}
+		s.RefCtr = v
+	}
+	if p.Suffix != nil {
+		if p.Suffix.Text != "return" {
+			return s, &Error{Code: ErrBadAddrSuffix, Arg: 1, Off: p.Suffix.Pos.Offset, Errno: syscall.EINVAL}
+		}
+		s.Return = true
+	}
+	v, err := ParseUint64(p.Offset.Value, 0)
+	if err != nil {
+		return s, &Error{Code: ErrBadUprobeOffs, Arg: 1, Off: len(p.Path.Value) + 1, Errno: kstrtoErrno(err)}
+	}
+	s.Offset = v
+	return s, nil
+}
+
+// kstrtoErrno is the errno a kstrto*() failure returns.
+func kstrtoErrno(err error) syscall.Errno {
+	if errors.Is(err, ErrRange) {
+		return syscall.ERANGE
+	}
+	return syscall.EINVAL
 }

@@ -259,10 +259,11 @@ func scanFprobePlace(s string, l *tokenList) {
 	scanSuffix(s, end, l)
 }
 
-// scanUprobePlace lexes PATH:OFFSET[(REF_CTR_OFFSET)][%return] like
+// scanUprobePlace lexes PATH:OFFSET[%return][(REF_CTR_OFFSET)] like
 // trace_uprobe's create function: the last ':' ends the path, the first
-// '(' after it starts the reference counter offset (up to the next ')'),
-// and the first '%' starts the suffix.
+// '(' after it starts the reference counter offset (up to the first ')'
+// after it, and the text after that ')' is trailing junk), and in the
+// offset text before the '(' the first '%' starts the suffix.
 func scanUprobePlace(s string, l *tokenList) {
 	// The path token is there even when empty: it marks the place as a
 	// uprobe's.
@@ -279,26 +280,30 @@ func scanUprobePlace(s string, l *tokenList) {
 	}
 	l.always(tokPath, 0, c)
 	l.punct(c)
-	end := indexByteFrom(s, '%', c+1)
+	open := indexByteFrom(s, '(', c+1)
+	end := open
 	if end < 0 {
 		end = len(s)
 	}
-	open := indexByteFrom(s[:end], '(', c+1)
-	if open < 0 {
+	pct := indexByteFrom(s[:end], '%', c+1)
+	if pct < 0 {
 		l.add(tokOffset, c+1, end)
 	} else {
-		l.add(tokOffset, c+1, open)
+		l.add(tokOffset, c+1, pct)
+		l.punct(pct)
+		l.add(tokSuffix, pct+1, end)
+	}
+	if open >= 0 {
 		l.punct(open)
-		cl := indexByteFrom(s[:end], ')', open+1)
+		cl := indexByteFrom(s, ')', open+1)
 		if cl < 0 {
-			l.add(tokText, open+1, end)
+			l.add(tokText, open+1, len(s))
 		} else {
 			l.add(tokText, open+1, cl)
 			l.punct(cl)
-			l.add(tokText, cl+1, end)
+			l.add(tokText, cl+1, len(s))
 		}
 	}
-	scanSuffix(s, end, l)
 }
 
 // scanEprobePlace lexes an event probe's SYSTEM.EVENT or SYSTEM/EVENT.

@@ -13,7 +13,7 @@ import (
 //	p[:[GRP/][EVENT]] [MOD:]SYM[+0]%return [FETCHARGS]         : set a return probe
 //	f[MAXACTIVE][:[GRP/][EVENT]] SYM[%return] [FETCHARGS]      : set an fprobe
 //	t[:[GRP/][EVENT]] TRACEPOINT [FETCHARGS]                   : set a tracepoint probe
-//	p|r[:[GRP/][EVENT]] PATH:OFFSET[(REF_CTR_OFFSET)][%return] : set a uprobe
+//	p|r[:[GRP/][EVENT]] PATH:OFFSET[%return][(REF_CTR_OFFSET)] : set a uprobe
 //	e[:[GRP/][EVENT]] SYSTEM.EVENT|SYSTEM/EVENT [FETCHARGS]    : set an event probe
 //	-:[GRP/][EVENT]                                            : clear a probe
 //
@@ -87,13 +87,16 @@ type FprobePlace struct {
 	Suffix *Suffix     `parser:"@@?"`
 }
 
-// UprobePlace is argv[1] of a uprobe: PATH:OFFSET[(REF_CTR_OFFSET)][%return].
+// UprobePlace is argv[1] of a uprobe: PATH:OFFSET[%return][(REF_CTR_OFFSET)].
+// The kernel cuts the reference counter off first (from the first '('
+// after the path), so a "%return" must come before it; text after the ')'
+// (a "%return" there included) is the RefCtr's Trail.
 type UprobePlace struct {
 	Path   lexer.Token `parser:"@Path"`
 	Colon  bool        `parser:"( @':':Punct"`
 	Offset lexer.Token `parser:"  @Offset?"`
-	RefCtr *RefCtr     `parser:"  @@?"`
-	Suffix *Suffix     `parser:"  @@? )?"`
+	Suffix *Suffix     `parser:"  @@?"`
+	RefCtr *RefCtr     `parser:"  @@? )?"`
 }
 
 // RefCtr is a uprobe's (REF_CTR_OFFSET) and any text after the ')'.

@@ -16,6 +16,8 @@ const (
 	DynamicEvents = events.DynamicEvents
 	// SyntheticEvents is synthetic_events.
 	SyntheticEvents = events.SyntheticEvents
+	// UprobeEvents is uprobe_events.
+	UprobeEvents = events.UprobeEvents
 )
 
 // LogEntry is one error_log record (events.LogEntry: subsystem, message,

@@ -76,7 +76,7 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 	}
 	if canWrite(flag) && flag&os.O_TRUNC != 0 {
 		switch n.kind {
-		case nKprobeEvents, nDynamicEvents, nSyntheticEvents:
+		case nKprobeEvents, nDynamicEvents, nSyntheticEvents, nUprobeEvents:
 			if err := f.b.Truncate(controlFile(n.kind)); err != nil {
 				return nil, pathErr("open", name, grammar.ErrnoOf(err))
 			}
@@ -108,6 +108,8 @@ func controlFile(k nodeKind) ControlFile {
 		return KprobeEvents
 	case nSyntheticEvents:
 		return SyntheticEvents
+	case nUprobeEvents:
+		return UprobeEvents
 	}
 	return DynamicEvents
 }
@@ -298,7 +300,7 @@ func (f *FS) pruneFilters() {
 // write dispatches one write(2) by file.
 func (f *FS) write(n node, p []byte) (int, error) {
 	switch n.kind {
-	case nKprobeEvents, nDynamicEvents, nSyntheticEvents:
+	case nKprobeEvents, nDynamicEvents, nSyntheticEvents, nUprobeEvents:
 		w, err := f.b.Write(controlFile(n.kind), p)
 		// A removal (even in a write that fails later) frees its events'
 		// filters, which must not reappear on an event that reuses the
@@ -443,7 +445,7 @@ func (f *FS) content(n node) string {
 	switch n.kind {
 	case nReadme:
 		return f.texts.readme
-	case nKprobeEvents, nDynamicEvents, nSyntheticEvents:
+	case nKprobeEvents, nDynamicEvents, nSyntheticEvents, nUprobeEvents:
 		return f.b.Readback(controlFile(n.kind))
 	case nErrorLog:
 		return f.errorLogText()

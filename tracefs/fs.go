@@ -159,6 +159,7 @@ const (
 	nKprobeEvents
 	nDynamicEvents
 	nSyntheticEvents
+	nUprobeEvents
 	nErrorLog
 	nKprobeProfile
 	nTrace
@@ -225,6 +226,7 @@ var rootEntries = []entry{
 	{"trace_options", nTraceOptions, modeWrite},
 	{"trace_pipe", nTracePipe, modeRead},
 	{"tracing_on", nTracingOn, modeWrite},
+	{"uprobe_events", nUprobeEvents, modeWrite},
 }
 
 var eventsEntries = []entry{

@@ -52,7 +52,7 @@ Exits 1 if any line is rejected. Put -- before lines that start with '-'
 			if file != "" {
 				f, ok := events.FileNamed(file)
 				if !ok {
-					return &exitError{code: exitUsage, err: fmt.Errorf("--file must be kprobe_events, dynamic_events or synthetic_events, not %q", file)}
+					return &exitError{code: exitUsage, err: fmt.Errorf("--file must be kprobe_events, dynamic_events, synthetic_events or uprobe_events, not %q", file)}
 				}
 				forced = &f
 			}
@@ -135,7 +135,7 @@ Exits 1 if any line is rejected. Put -- before lines that start with '-'
 	}
 	cmd.Args = usageArgs(cobra.ArbitraryArgs)
 	cmd.Flags().StringVarP(&fromFile, "from-file", "f", "", "read lines from `FILE` ('-' for stdin)")
-	cmd.Flags().StringVar(&file, "file", "", "control file to write: kprobe_events, dynamic_events or synthetic_events (default by the line's first byte)")
+	cmd.Flags().StringVar(&file, "file", "", "control file to write: kprobe_events, dynamic_events, synthetic_events or uprobe_events (default by the line's first byte)")
 	cmd.Flags().BoolVar(&sequence, "sequence", false, "write all lines to one tracefs, in order")
 	cmd.Flags().BoolVar(&errorsOnly, "errors-only", false, "print rejected lines only")
 	cmd.Flags().BoolVar(&formats, "formats", false, "JSON: fill formats with the events' format files")

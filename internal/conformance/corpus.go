@@ -17,12 +17,13 @@ const (
 	KprobeEvents    = "kprobe_events"
 	DynamicEvents   = "dynamic_events"
 	SyntheticEvents = "synthetic_events"
+	UprobeEvents    = "uprobe_events"
 )
 
 // isControlFile reports whether name is a control file a case can write
 // lines to.
 func isControlFile(name string) bool {
-	return name == KprobeEvents || name == DynamicEvents || name == SyntheticEvents
+	return name == KprobeEvents || name == DynamicEvents || name == SyntheticEvents || name == UprobeEvents
 }
 
 // IsEventFile reports whether name is a per-event or per-group file under
@@ -90,11 +91,11 @@ func DefaultFile(line string) string {
 
 // SetupTarget splits a setup line into the file it is written to and the
 // text written: a "dynamic_events:", "kprobe_events:",
-// "synthetic_events:" or events/ file
+// "synthetic_events:", "uprobe_events:" or events/ file
 // prefix ("events/kprobes/f/filter:a == 1") selects the file, otherwise
 // it goes to def.
 func SetupTarget(s, def string) (file, line string) {
-	for _, f := range []string{DynamicEvents, KprobeEvents, SyntheticEvents} {
+	for _, f := range []string{DynamicEvents, KprobeEvents, SyntheticEvents, UprobeEvents} {
 		if rest, ok := strings.CutPrefix(s, f+":"); ok {
 			return f, rest
 		}
