@@ -29,13 +29,18 @@ func (e *Event) Format() string {
 	off := 8
 	head := `"(%lx)`
 	headArgs := ", REC->__probe_ip"
-	if e.Kind.IsReturn() {
+	switch {
+	case e.Kind == Eprobe:
+		// The arguments follow the common fields; the print fmt has
+		// no head.
+		off, head, headArgs = 8, `"`, ""
+	case e.Kind.IsReturn():
 		b.WriteString("\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;\n")
 		b.WriteString("\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n")
 		off = 24
 		head = `"(%lx <- %lx)`
 		headArgs = ", REC->__probe_func, REC->__probe_ret_ip"
-	} else {
+	default:
 		b.WriteString("\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n")
 		off = 16
 	}

@@ -181,6 +181,9 @@ func (r *Registry) execLocked(f File, line string) error {
 	if res.cancel && f == DynamicEvents {
 		res = r.createSynthetic(line)
 	}
+	if res.cancel && f == DynamicEvents {
+		res = r.createEprobe(argv)
+	}
 	// The uprobe front end registers last (fs_initcall): it sees only
 	// what every other one declined.
 	if res.cancel && f == DynamicEvents {
@@ -329,7 +332,9 @@ func (s scope) has(k Kind) bool {
 // event cannot go (EBUSY).
 func (r *Registry) freeProbe(p *Probe) syscall.Errno {
 	ev := p.Event
-	if len(ev.Probes) == 1 && ev.Enabled {
+	// The last probe of an event goes only when the event is neither
+	// enabled nor held by an event probe attached to it.
+	if len(ev.Probes) == 1 && (ev.Enabled || r.referenced(ev)) {
 		return syscall.EBUSY
 	}
 	if ev.Kind == Tprobe && !p.Pending {

@@ -39,8 +39,16 @@ func (r *Registry) release(line string, sc scope) syscall.Errno {
 		}
 		// A synthetic event matches on its name alone (the kernel's
 		// synth_event_match ignores the rest of the command).
-		if ev.Kind != Synthetic && !matchCommandHead(p, argv[1:], r.dialect.MaxArgStrLen) {
-			continue
+		switch ev.Kind {
+		case Synthetic:
+		case Eprobe:
+			if !matchEprobe(p, argv[1:], r.dialect.MaxArgStrLen) {
+				continue
+			}
+		default:
+			if !matchCommandHead(p, argv[1:], r.dialect.MaxArgStrLen) {
+				continue
+			}
 		}
 		if errno := r.freeProbe(p); errno != 0 {
 			return errno
@@ -74,7 +82,12 @@ func matchCommandHead(p *Probe, argv []string, maxArgStr int) bool {
 			return false
 		}
 	}
-	argv = argv[1:]
+	return matchArgs(p, argv[1:], maxArgStr)
+}
+
+// matchArgs matches removal tokens against a prefix of the probe's
+// arguments, each as "name=body" cut to MAX_ARGSTR_LEN bytes.
+func matchArgs(p *Probe, argv []string, maxArgStr int) bool {
 	if len(p.Args) < len(argv) {
 		return false
 	}

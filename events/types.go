@@ -107,6 +107,7 @@ const (
 	Synthetic             // s: a synthetic event (synthetic_events)
 	Uprobe                // p PATH:OFFSET: uprobe
 	Uretprobe             // r PATH:OFFSET (or %return): uretprobe
+	Eprobe                // e: event probe on another event
 )
 
 func (k Kind) String() string {
@@ -127,6 +128,8 @@ func (k Kind) String() string {
 		return "uprobe"
 	case Uretprobe:
 		return "uretprobe"
+	case Eprobe:
+		return "eprobe"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -157,8 +160,10 @@ type Event struct {
 	// Synth is a synthetic event's definition (nil for probe events,
 	// which have one probe per readback line; a synthetic event has one
 	// pseudo-probe holding its readback line).
-	Synth   *synth.Event
-	Enabled bool
+	Synth *synth.Event
+	// Attached is the event an event probe reads (nil for other kinds).
+	Attached *Attached
+	Enabled  bool
 	Hits    uint64
 	Misses  uint64
 	// Filter is the event's filter (events/GROUP/EVENT/filter or record's
@@ -193,3 +198,12 @@ type UprobePlace struct {
 
 // isFprobe reports whether the kind belongs to the fprobe front end.
 func (k Kind) isFprobe() bool { return k == Fentry || k == Fexit || k == Tprobe }
+
+// Attached is the event an event probe is attached to: a tracepoint of the
+// kernel model, or a dynamic event (Event set), which the event probe
+// keeps busy.
+type Attached struct {
+	System, Name string
+	Event        *Event // the dynamic event, nil for a tracepoint
+	Filter       string // the "if" filter, tokens joined by single spaces ("" for none)
+}

@@ -17,7 +17,18 @@ const (
 	FProbe                  // f lines: fprobe entry or exit
 	TProbe                  // t lines: tracepoint probe
 	UProbe                  // uprobe and uretprobe lines: user-space probes
+	EProbe                  // e lines: event probes, reading another event's record
 )
+
+// EventField is a field of the event an event probe is attached to, as
+// its format file describes it (the common fields are not among them).
+type EventField struct {
+	Name   string
+	Type   string // the C type, array suffix included ("char[16]")
+	Offset int
+	Size   int
+	Signed bool
+}
 
 // Context describes the probe whose arguments are parsed. One Context
 // serves one probe definition: PrepareArgs first, then Parse for each token
@@ -34,6 +45,9 @@ type Context struct {
 	Return  bool   // TPARG_FL_RETURN: symbol-based return probe, fprobe exit or uretprobe
 	Entry   bool   // TPARG_FL_FENTRY: kprobe at function entry (symbol-based, not return)
 	Func    string // probed function (BTF lookups); "" for address probes
+	// Fields are the attached event's fields (event probes): what
+	// $FIELD names.
+	Fields []EventField
 
 	btfDone bool
 	btfErr  error
@@ -118,6 +132,9 @@ const (
 )
 
 func (c *Context) flags() uint {
+	if c.Kind == EProbe {
+		return flKernel | flTevent
+	}
 	if c.Kind == UProbe {
 		// TPARG_FL_USER (0): no KERNEL flag, so no BTF, no symbols and
 		// no bound on $stackN.

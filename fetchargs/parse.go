@@ -215,7 +215,7 @@ func (p *parser) parseBody(t *grammar.Argument, body int) (*Arg, syscall.Errno) 
 	// $comm and immediate strings can only be strings.
 	f := t.Fetch
 	fetch := p.text[body:p.fetchEnd(t)]
-	if fetch == "$comm" || fetch == "$COMM" || (f != nil && f.ImmStr != nil) {
+	if p.flags&flTevent == 0 && (fetch == "$comm" || fetch == "$COMM" || (f != nil && f.ImmStr != nil)) {
 		if a.Count > 0 || (hasType && typeName != "string") {
 			if p.r.needStringLog {
 				p.log(p.offset+typeOffset, grammar.ErrNeedStringType)
@@ -535,6 +535,26 @@ func (p *parser) parseProbeVars(f *grammar.FetchArg, end int, pc *int) syscall.E
 	errCode := grammar.ErrBadVar
 	maxStack := p.c.paramMaxStack()
 
+	if p.flags&flTevent != 0 {
+		if !p.r.newParser {
+			// 6.1 keeps the name and resolves it once the argument
+			// is parsed (ResolveEventField).
+			ins[code] = Op{Code: OpTPArg, Data: arg, Param: unresolvedField}
+			return 0
+		}
+		if i := p.c.fieldIndex(arg); i >= 0 {
+			ins[code] = Op{Code: OpTPArg, Data: arg, Param: uint32(i)}
+			return 0
+		}
+		if arg == "comm" || arg == "COMM" {
+			ins[code] = Op{Code: OpComm}
+			return 0
+		}
+		// The kernel resets the caret to the argument's start.
+		p.offset = 0
+		goto inval
+	}
+
 	if p.r.newParser {
 		if strings.HasPrefix(arg, "retval") {
 			if p.flags&flReturn == 0 {
@@ -627,4 +647,38 @@ func (p *parser) storeEntryArg(n int) int64 {
 		}
 	}
 	return int64(8 * len(slots))
+}
+
+// unresolvedField marks an event probe's $FIELD that 6.1 resolves after
+// parsing the argument.
+const unresolvedField = ^uint32(0)
+
+// fieldIndex is the index of the attached event's field name, or -1.
+func (c *Context) fieldIndex(name string) int {
+	for i := range c.Fields {
+		if c.Fields[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ResolveEventField is 6.1's second step for an event probe's argument
+// (trace_eprobe_tp_arg_update): a $NAME kept by the parser becomes the
+// attached event's field of that name, or else, for comm and COMM, the
+// task's comm. It reports false when neither fits (BAD_ATTACH_ARG).
+func ResolveEventField(ctx *Context, a *Arg) bool {
+	if len(a.Ops) == 0 || a.Ops[0].Code != OpTPArg || a.Ops[0].Param != unresolvedField {
+		return true
+	}
+	name := a.Ops[0].Data
+	if i := ctx.fieldIndex(name); i >= 0 {
+		a.Ops[0].Param = uint32(i)
+		return true
+	}
+	if name == "comm" || name == "COMM" {
+		a.Ops[0] = Op{Code: OpComm}
+		return true
+	}
+	return false
 }

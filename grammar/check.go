@@ -53,8 +53,14 @@ func (h *Head) HasEvent() bool { return h.Colon.Value != "" }
 // applies) and the event ("" when a group was given with an empty event:
 // an automatic name follows). Call it only when HasEvent.
 func (h *Head) EventName() (group, event string, err *Error) {
-	spec := h.Colon.Pos.Offset + 1
-	e := h.Event
+	return CheckEventName(h.Event, h.Colon.Pos.Offset+1)
+}
+
+// CheckEventName checks a [GRP/][EVENT] spec that starts at byte spec of
+// its argv entry (nil: an empty spec) like traceprobe_parse_event_name.
+// Errors are attributed to argv[0]; an event probe's SYSTEM.EVENT is
+// checked the same way and re-attributed by its caller.
+func CheckEventName(e *EventName, spec int) (group, event string, err *Error) {
 	if e == nil {
 		return "", "", &Error{Code: ErrNoEventName, Arg: 0, Off: spec}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -100,6 +101,11 @@ var ErrPending = errors.New("probe is not armed")
 func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 	p := &Plan{PlanOptions: opts}
 	for _, ev := range evs {
+		if ev.Kind.IsUprobe() || ev.Kind == events.Eprobe {
+			// Emulated only: the backend has no uprobe or event probe
+			// programs yet.
+			return nil, fmt.Errorf("tracer: %s/%s: tracing %s events: %w", ev.Group, ev.Name, ev.Kind, syscall.EOPNOTSUPP)
+		}
 		for _, pr := range ev.Probes {
 			if pr.Pending {
 				return nil, fmt.Errorf("tracer: %s/%s at %s: %w", ev.Group, ev.Name, place(pr), ErrPending)
