@@ -103,6 +103,11 @@ func (r *Registry) createEprobe(argv []string) createResult {
 		if !fetchargs.ResolveEventField(ctx, a) {
 			return c.failErrno(grammar.ErrBadAttachArg, i, 0, syscall.ENOENT)
 		}
+		// @SYM[+|-OFFS] is resolved right away; a failure is not
+		// logged (traceprobe_update_arg).
+		if errno := resolveArgSymbols(r, []*fetchargs.Arg{a}); errno != 0 {
+			return createResult{err: &WriteError{Errno: errno}}
+		}
 		args = append(args, a)
 	}
 

@@ -80,7 +80,13 @@ func (r *Registry) createUprobe(argv []string) createResult {
 	if lookup == nil {
 		lookup = HostPathLookup
 	}
-	id, regular, errno := lookup(place.Path.Value)
+	// kern_path takes an empty path as the writer's current directory
+	// (only user-space names refuse empty paths).
+	path := place.Path.Value
+	if path == "" {
+		path = "."
+	}
+	id, regular, errno := lookup(path)
 	if errno != 0 {
 		return c.failErrno(grammar.ErrFileNotFound, 1, 0, errno)
 	}

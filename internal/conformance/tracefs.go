@@ -180,6 +180,31 @@ func (t *Tracefs) removeTriggers(name string) error {
 	return nil
 }
 
+// Clear leaves the tracefs as a case expects it: every event disabled
+// (when disableFirst), no dynamic event, error_log empty. An event probe
+// attached to a synthetic or fprobe event created before it keeps that
+// event, and truncating dynamic_events stops there with EBUSY (every
+// time): the event probes are removed first, then the rest.
+func (t *Tracefs) Clear(disableFirst bool) error {
+	var errs []error
+	if disableFirst {
+		errs = append(errs, t.Append("events/enable", []byte("0\n")))
+	}
+	err := t.Truncate(DynamicEvents)
+	if errors.Is(err, syscall.EBUSY) {
+		if s, rerr := t.Read(DynamicEvents); rerr == nil {
+			for _, l := range Lines(s) {
+				if head, _, _ := strings.Cut(l, " "); strings.HasPrefix(head, "e:") {
+					errs = append(errs, t.Append(DynamicEvents, []byte("-:"+head[2:]+"\n")))
+				}
+			}
+		}
+		err = t.Truncate(DynamicEvents)
+	}
+	errs = append(errs, err, t.Truncate("error_log"))
+	return errors.Join(errs...)
+}
+
 // RunCase runs one case on the tracefs: it disables every event if the
 // previous case enabled some (so clearing cannot fail with EBUSY), removes
 // every dynamic event, clears error_log, writes the setup lines and enables
@@ -195,15 +220,7 @@ func (t *Tracefs) RunCase(c *Case, disableFirst bool) Result {
 	}
 	problem := func(err error) { r.Problems = append(r.Problems, err.Error()) }
 
-	if disableFirst {
-		if err := t.Append("events/enable", []byte("0\n")); err != nil {
-			problem(err)
-		}
-	}
-	if err := t.Truncate(DynamicEvents); err != nil {
-		problem(err)
-	}
-	if err := t.Truncate("error_log"); err != nil {
+	if err := t.Clear(disableFirst); err != nil {
 		problem(err)
 	}
 	for _, s := range c.Setup {

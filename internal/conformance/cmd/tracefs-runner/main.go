@@ -59,5 +59,9 @@ func run(root, casesPath string) error {
 			return fmt.Errorf("writing results: %w", err)
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	// Leave nothing enabled or defined for what runs after the cases.
+	return t.Clear(disable)
 }
