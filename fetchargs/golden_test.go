@@ -39,7 +39,8 @@ var errnoSymbols = map[string]string{
 // own file, no comment, not a uprobe, within the write size limit).
 func goldenInScope(g *goldenEntry) bool {
 	l := g.Line
-	if len(g.Setup) > 0 || l == "" || len(l) >= 4094 || strings.ContainsAny(l, "#\n") {
+	// uprobe_events refuses kprobe lines.
+	if len(g.Setup) > 0 || l == "" || len(l) >= 4094 || strings.ContainsAny(l, "#\n") || g.File == "uprobe_events" {
 		return false
 	}
 	argv := strings.Fields(l)

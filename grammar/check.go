@@ -226,7 +226,9 @@ func (p *UprobePlace) Site(arg string) (UprobeSite, *Error) {
 		}
 		v, err := ParseUint64(rc.Offset.Value, 0)
 		if err != nil {
-			return s, &Error{Code: ErrBadRefcnt, Arg: 1, Off: rc.Pos.Offset + 1, Errno: kstrtoErrno(err)}
+			// The caret is after the '(': the first one after the path.
+			open := len(p.Path.Value) + 1 + strings.IndexByte(arg[len(p.Path.Value)+1:], '(')
+			return s, &Error{Code: ErrBadRefcnt, Arg: 1, Off: open + 1, Errno: kstrtoErrno(err)}
 		}
 		s.RefCtr = v
 	}
