@@ -164,8 +164,8 @@ type Event struct {
 	// Attached is the event an event probe reads (nil for other kinds).
 	Attached *Attached
 	Enabled  bool
-	Hits    uint64
-	Misses  uint64
+	Hits     uint64
+	Misses   uint64
 	// Filter is the event's filter (events/GROUP/EVENT/filter or record's
 	// --filter), nil when none: the eBPF backend compiles it into the
 	// event's programs.
