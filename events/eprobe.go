@@ -187,10 +187,11 @@ func (r *Registry) referenced(ev *Event) bool {
 }
 
 // matchEprobe is the event probe part of a removal's match: the first
-// token is SYS.EVENT or SYS/EVENT, SYS a prefix of the attached system
-// (the kernel compares only as many bytes as the token has), then a
-// prefix of the arguments.
-func matchEprobe(p *Probe, argv []string, maxArgStr int) bool {
+// token is SYS.EVENT or SYS/EVENT, SYS the attached system (on kernels
+// that compare only as many bytes as the token has, a prefix of it), then
+// a prefix of the arguments.
+func matchEprobe(p *Probe, argv []string, d *grammar.Dialect) bool {
+	maxArgStr := d.MaxArgStrLen
 	if len(argv) == 0 {
 		return true
 	}
@@ -200,7 +201,10 @@ func matchEprobe(p *Probe, argv []string, maxArgStr int) bool {
 	if sep < 0 {
 		sep = strings.IndexByte(tok, '.')
 	}
-	if sep < 0 || !strings.HasPrefix(att.System, tok[:sep]) || att.Name != tok[sep+1:] {
+	if sep < 0 || att.Name != tok[sep+1:] {
+		return false
+	}
+	if sys := tok[:sep]; sys != att.System && !(d.EprobeSystemPrefix && strings.HasPrefix(att.System, sys)) {
 		return false
 	}
 	return matchArgs(p, argv[1:], maxArgStr)

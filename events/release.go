@@ -42,7 +42,7 @@ func (r *Registry) release(line string, sc scope) syscall.Errno {
 		switch ev.Kind {
 		case Synthetic:
 		case Eprobe:
-			if !matchEprobe(p, argv[1:], r.dialect.MaxArgStrLen) {
+			if !matchEprobe(p, argv[1:], r.dialect) {
 				continue
 			}
 		default:

@@ -111,6 +111,11 @@ type Dialect struct {
 	// "__data_loc cpumask_t" fields are cpumasks. 6.12: yes; 6.1: no
 	// ("CPUS{0}" is INVALID_VALUE).
 	FilterCPUs bool
+	// EprobeSystemPrefix: a removal's SYSTEM.EVENT token matches an event
+	// probe whose attached system starts with SYSTEM ("-:ep
+	// sch.sched_switch" removes an eprobe on sched.sched_switch). 6.12:
+	// yes; 6.1: no, the system must be equal.
+	EprobeSystemPrefix bool
 	// FilterStacktrace: "stacktrace" and "STACKTRACE" are generic fields.
 	// 6.12: yes; 6.1: no (FIELD_NOT_FOUND).
 	FilterStacktrace bool
@@ -198,6 +203,7 @@ var dialects = []*Dialect{
 		FilterStacktrace:   true,
 		TriggerFilterLog:   true,
 		HistNoHitcount:     true,
+		EprobeSystemPrefix: true,
 		messages: map[Code]string{
 			ErrBadVar:       "Invalid $-valiable specified",
 			ErrFileOnKprobe: "File offset is not available with kprobe",
