@@ -119,7 +119,7 @@ func TestLoadCases(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("LoadCases =\n%+v\nwant\n%+v", got, want)
 	}
-	write("c.jsonl", `{"line":"p:a b","file":"uprobe_events"}`+"\n")
+	write("c.jsonl", `{"line":"p:a b","file":"nosuch_events"}`+"\n")
 	if _, err := LoadCases(dir, "6.1"); err == nil {
 		t.Error("an unknown file was accepted")
 	}
