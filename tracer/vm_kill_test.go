@@ -34,7 +34,7 @@ func killScript() string {
 		args = append(args, shQuote(l))
 	}
 	rec := "/bin/ktrace --kernel host record -w /tmp/o --duration 120s " + strings.Join(args, " ") + " 2>/tmp/err &\npid=$!\n"
-	waitAttached := "for i in $(seq 1 900); do grep -q ksys_read /sys/kernel/debug/kprobes/list && grep -q 'vfs_read ' /sys/kernel/debug/kprobes/list && grep -q ktrace_ kprobe_events && break; sleep 0.1; done\n"
+	waitAttached := "for i in $(seq 1 300); do grep -q ksys_read /sys/kernel/debug/kprobes/list && grep -q 'vfs_read+' /sys/kernel/debug/kprobes/list && grep -q ktrace_ kprobe_events && break; sleep 0.1; done\n"
 	leftovers := "cat kprobe_events uprobe_events dynamic_events /sys/kernel/debug/kprobes/list 2>/dev/null"
 	for _, when := range killMoments {
 		sc.WriteString(rec)
