@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/ktrace-dev/ktrace/kernel/internal/blob"
+	"github.com/ktrace-dev/ktrace/printfmt"
 )
 
 //go:generate go run ./internal/tpgen -src ../../shared/kernels/6.12 -out tracepoints-6.12.bin
@@ -87,30 +88,10 @@ func (t *Tracepoint) Fields() []TracepointField {
 				f.Signed = v == "1"
 			}
 		}
-		f.Name, f.Type = splitDecl(f.Decl)
+		f.Name, f.Type = printfmt.SplitDecl(f.Decl)
 		out = append(out, f)
 	}
 	return out
-}
-
-// splitDecl splits a C declaration "TYPE NAME" or "TYPE NAME[N]" into the
-// name and the type with the array suffix moved to it.
-func splitDecl(decl string) (name, typ string) {
-	suffix := ""
-	d := strings.TrimSpace(decl)
-	// Only a final [N] is the name's array suffix: in "__data_loc
-	// char[] filename" the brackets belong to the type.
-	if strings.HasSuffix(d, "]") {
-		if i := strings.LastIndexByte(d, '['); i >= 0 {
-			suffix, d = d[i:], d[:i]
-		}
-	}
-	d = strings.TrimSpace(d)
-	i := strings.LastIndexAny(d, " *")
-	if i < 0 {
-		return d, suffix
-	}
-	return d[i+1:], strings.TrimSpace(d[:i+1]) + suffix
 }
 
 // tracepointSet caches the model's tracepoints.

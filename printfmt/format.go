@@ -81,7 +81,7 @@ func parseField(line string) (Field, error) {
 		var err error
 		switch k {
 		case "field":
-			f.Name, f.Type = splitDecl(v)
+			f.Name, f.Type = SplitDecl(v)
 		case "offset":
 			f.Offset, err = strconv.Atoi(v)
 		case "size":
@@ -104,9 +104,11 @@ func parseField(line string) (Field, error) {
 	return f, nil
 }
 
-// splitDecl splits "TYPE NAME" or "TYPE NAME[N]" into the name and the
-// type with the array suffix moved to it.
-func splitDecl(decl string) (name, typ string) {
+// SplitDecl splits a format field's C declaration "TYPE NAME" or
+// "TYPE NAME[N]" into the name and the type with the array suffix moved to
+// it. Only a final [N] is the name's: in "__data_loc char[] filename" the
+// brackets belong to the type.
+func SplitDecl(decl string) (name, typ string) {
 	suffix := ""
 	d := strings.TrimSpace(decl)
 	if strings.HasSuffix(d, "]") {
