@@ -67,16 +67,9 @@ func (r *Registry) createFprobe(argv []string) createResult {
 		return c.failErrno(grammar.ErrBadMaxactType, 0, 1, syscall.EINVAL)
 	}
 
-	event := ""
-	if head.HasEvent() {
-		g, e, ge := head.EventName()
-		if ge != nil {
-			return c.fail(ge)
-		}
-		if g != "" {
-			group = g
-		}
-		event = e
+	group, event, ge := head.GroupEvent(group)
+	if ge != nil {
+		return c.fail(ge)
 	}
 	if event == "" {
 		var name string

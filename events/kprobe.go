@@ -142,16 +142,9 @@ func (r *Registry) createKprobe(argv []string) createResult {
 		}
 	}
 
-	group, event := "kprobes", ""
-	if head.HasEvent() {
-		g, e, ge := head.EventName()
-		if ge != nil {
-			return c.fail(ge)
-		}
-		if g != "" {
-			group = g
-		}
-		event = e
+	group, event, ge := head.GroupEvent("kprobes")
+	if ge != nil {
+		return c.fail(ge)
 	}
 	letter := byte('p')
 	if isReturn {

@@ -107,14 +107,10 @@ func (r *Registry) createUprobe(argv []string) createResult {
 		if err != nil {
 			return createResult{err: err}
 		}
-		g, e, ge := head.EventName()
-		if ge != nil {
+		var ge *grammar.Error
+		if group, event, ge = head.GroupEvent(group); ge != nil {
 			return c.fail(ge)
 		}
-		if g != "" {
-			group = g
-		}
-		event = e
 	}
 	if event == "" {
 		event = uprobeAutoName(site.Path, site.Offset)

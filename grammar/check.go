@@ -56,6 +56,20 @@ func (h *Head) EventName() (group, event string, err *Error) {
 	return CheckEventName(h.Event, h.Colon.Pos.Offset+1)
 }
 
+// GroupEvent is EventName with the front end's default group filled in:
+// defGroup and no event ("" asks for an automatic name) when the head has
+// no event spec or the spec names no group.
+func (h *Head) GroupEvent(defGroup string) (group, event string, err *Error) {
+	if !h.HasEvent() {
+		return defGroup, "", nil
+	}
+	group, event, err = h.EventName()
+	if group == "" {
+		group = defGroup
+	}
+	return group, event, err
+}
+
 // CheckEventName checks a [GRP/][EVENT] spec that starts at byte spec of
 // its argv entry (nil: an empty spec) like traceprobe_parse_event_name.
 // Errors are attributed to argv[0]; an event probe's SYSTEM.EVENT is
