@@ -54,6 +54,8 @@ func LoadHost() (*Model, error) {
 		where:         files.where,
 		cachedSymbols: files.cachedSymbols,
 		keepSymbols:   files.keepSymbols,
+		cachedSet:     files.cachedSet,
+		keepSet:       files.keepSet,
 	})
 	if err != nil {
 		return nil, err
@@ -101,6 +103,27 @@ func (h *hostSource) cachedSymbols(m *Model) (string, bool) {
 func (h *hostSource) keepSymbols(m *Model) {
 	if path, key, ok := symbolIndexFor(h.release); ok {
 		m.writeSymbolIndex(path, key)
+	}
+}
+
+// cachedSet loads the set of a list file from this boot's set index
+// cache (setcache.go), when there is a valid one.
+func (h *hostSource) cachedSet(file string) (hashSet, string, bool) {
+	path, key, ok := setIndexFor(file, h.release)
+	if !ok {
+		return hashSet{}, "", false
+	}
+	s, err := loadSetIndex(path, key)
+	if err != nil {
+		return hashSet{}, "", false
+	}
+	return s, h.where(file) + " (as indexed for this boot in " + path + ")", true
+}
+
+// keepSet writes the set index cache of a list file just parsed.
+func (h *hostSource) keepSet(file string, s hashSet) {
+	if path, key, ok := setIndexFor(file, h.release); ok {
+		writeSetIndex(path, key, s)
 	}
 }
 
@@ -189,11 +212,14 @@ func (h *hostSource) read(name string) ([]byte, error) {
 		h.kallsymsFrom = from
 		return b, nil
 	case FileBlacklist:
-		b, err := readHostFile(hostBlacklist, "debugfs must be mounted on /sys/kernel/debug and readable (root)")
+		// Like kallsyms, the kernel formats every range as the file is
+		// read; the list changes only with the loaded modules.
+		hidden := func(b []byte) bool { return zeroAddresses(b, true) }
+		b, _, err := readCachedHostFile(hostBlacklist, "kprobes-blacklist", h.release, "debugfs must be mounted on /sys/kernel/debug and readable (root)", nil, hidden)
 		if err != nil {
 			return nil, err
 		}
-		if zeroAddresses(b, true) {
+		if hidden(b) {
 			return nil, fmt.Errorf("%s: %w", hostBlacklist, ErrHiddenAddresses)
 		}
 		return b, nil
@@ -201,7 +227,7 @@ func (h *hostSource) read(name string) ([]byte, error) {
 		if h.tracing == "" {
 			return nil, fmt.Errorf("available_filter_functions: no tracefs with kprobe_events under /sys/kernel/tracing or /sys/kernel/debug/tracing: %w", fs.ErrNotExist)
 		}
-		b, from, err := readCachedHostFile(filepath.Join(h.tracing, "available_filter_functions"), "available_filter_functions", h.release, "tracefs needs root", nil)
+		b, from, err := readCachedHostFile(filepath.Join(h.tracing, "available_filter_functions"), "available_filter_functions", h.release, "tracefs needs root", nil, nil)
 		if err != nil {
 			return nil, err
 		}

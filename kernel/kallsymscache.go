@@ -61,7 +61,8 @@ func kallsymsCacheKey(release string) (string, bool) {
 }
 
 // kallsymsCachePath is where the cache of file name ("kallsyms",
-// "available_filter_functions") of this release lives.
+// "available_filter_functions", "kprobes-blacklist") of this release
+// lives.
 func kallsymsCachePath(name, release string) (string, bool) {
 	dir, err := os.UserCacheDir()
 	if err != nil || dir == "" {
@@ -74,7 +75,7 @@ func kallsymsCachePath(name, release string) (string, bool) {
 // pseudo-module entries, from the cache when it is valid for this boot,
 // else from /proc/kallsyms (refreshing the cache), and says which.
 func readHostKallsyms(release string) ([]byte, string, error) {
-	b, from, err := readCachedHostFile(hostKallsyms, "kallsyms", release, "", withoutPseudoModules)
+	b, from, err := readCachedHostFile(hostKallsyms, "kallsyms", release, "", withoutPseudoModules, func(b []byte) bool { return zeroAddresses(b, false) })
 	if err != nil {
 		return nil, "", err
 	}
@@ -87,8 +88,10 @@ func readHostKallsyms(release string) ([]byte, string, error) {
 // readCachedHostFile reads a host file whose content is fixed for one boot
 // and one set of modules, through the cache described above: the cached
 // copy when its key matches, else the file itself, passed through fix and
-// written to the cache. hint is added to the errors of reading the file.
-func readCachedHostFile(path, name, release, hint string, fix func([]byte) []byte) ([]byte, string, error) {
+// written to the cache unless hidden says the kernel hid its addresses
+// from this reader (hidden may be nil: nothing is). hint is added to the
+// errors of reading the file.
+func readCachedHostFile(path, name, release, hint string, fix func([]byte) []byte, hidden func([]byte) bool) ([]byte, string, error) {
 	key, keyed := kallsymsCacheKey(release)
 	cache, pathed := kallsymsCachePath(name, release)
 	useCache := keyed && pathed
@@ -107,7 +110,7 @@ func readCachedHostFile(path, name, release, hint string, fix func([]byte) []byt
 	if fix != nil {
 		b = fix(b)
 	}
-	if useCache && !zeroAddresses(b, false) {
+	if useCache && (hidden == nil || !hidden(b)) {
 		// A cache that cannot be written only costs the next start its
 		// time; the content is right either way.
 		writeKallsymsCache(cache, cacheMagic+key+"\n", b)

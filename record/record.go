@@ -36,6 +36,10 @@ type Options struct {
 	Pid      int
 	Follow   bool
 	RingSize int // bytes; 0 is tracer's default
+	// Ring, when set, is the ring buffer prepared for the recording
+	// (tracer.PrepareRing of RingSize), made while the caller loaded its
+	// model.
+	Ring *tracer.PreparedRing
 	// Duration and Count stop the recording (0: no limit).
 	Duration time.Duration
 	Count    uint64
@@ -107,6 +111,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		OnlyPid:     o.Pid,
 		Follow:      o.Follow,
 		RingSize:    o.RingSize,
+		Ring:        o.Ring,
 		Reaper:      o.Reaper,
 	})
 	if err != nil {

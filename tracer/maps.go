@@ -21,8 +21,20 @@ type Maps struct {
 // takes any.
 const DefaultRingSize = 32 << 20
 
+// ringMapName is the ring buffer map's name.
+const ringMapName = "ktrace_ring"
+
+// ringSpec is the ring buffer map of size bytes.
+func ringSpec(size int) *ebpf.MapSpec {
+	return &ebpf.MapSpec{Name: ringMapName, Type: ebpf.RingBuf, MaxEntries: uint32(size)}
+}
+
 // NewMaps creates the maps for plan p.
-func NewMaps(p *Plan) (*Maps, error) {
+func NewMaps(p *Plan) (*Maps, error) { return newMaps(p, nil) }
+
+// newMaps creates the maps for plan p, with ring as its ring buffer when
+// it is not nil (a PreparedRing of the plan's size).
+func newMaps(p *Plan, ring *ebpf.Map) (*Maps, error) {
 	ringSize := p.RingSize
 	probes := max(1, len(p.Probes))
 	entries := 16384
@@ -34,7 +46,7 @@ func NewMaps(p *Plan) (*Maps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracer: possible CPUs: %w", err)
 	}
-	m := &Maps{}
+	m := &Maps{Ring: ring}
 	ok := false
 	defer func() {
 		if !ok {
@@ -45,25 +57,22 @@ func NewMaps(p *Plan) (*Maps, error) {
 	if scratch < 16 {
 		scratch = 16
 	}
-	specs := []struct {
+	type slot struct {
 		dst  **ebpf.Map
 		spec *ebpf.MapSpec
-	}{
-		{&m.Ring, &ebpf.MapSpec{Name: "ktrace_ring", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)}},
+	}
+	specs := []slot{
 		{&m.Scratch, &ebpf.MapSpec{Name: "ktrace_scratch", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(scratch), MaxEntries: uint32(cpus)}},
 		{&m.Probes, &ebpf.MapSpec{Name: "ktrace_probes", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: uint32(probes)}},
 		{&m.Counters, &ebpf.MapSpec{Name: "ktrace_count", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.CounterSize, MaxEntries: uint32(probes)}},
 	}
+	if ring == nil {
+		specs = append(specs, slot{&m.Ring, ringSpec(ringSize)})
+	}
 	if p.EntryDataSize > 0 {
 		specs = append(specs,
-			struct {
-				dst  **ebpf.Map
-				spec *ebpf.MapSpec
-			}{&m.EntryDepth, &ebpf.MapSpec{Name: "ktrace_edepth", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8, MaxEntries: uint32(entries)}},
-			struct {
-				dst  **ebpf.Map
-				spec *ebpf.MapSpec
-			}{&m.EntryData, &ebpf.MapSpec{Name: "ktrace_edata", Type: ebpf.LRUHash, KeySize: 16, ValueSize: uint32(p.EntryDataSize), MaxEntries: uint32(entries)}},
+			slot{&m.EntryDepth, &ebpf.MapSpec{Name: "ktrace_edepth", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8, MaxEntries: uint32(entries)}},
+			slot{&m.EntryData, &ebpf.MapSpec{Name: "ktrace_edata", Type: ebpf.LRUHash, KeySize: 16, ValueSize: uint32(p.EntryDataSize), MaxEntries: uint32(entries)}},
 		)
 	}
 	for _, s := range specs {

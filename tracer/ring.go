@@ -21,8 +21,9 @@ import (
 // probe hit every few microseconds spends its time formatting, not
 // taking records off the ring.
 //
-// Waiting uses epoll on the map, plus two eventfds: one that Flush writes
-// and one that Close writes to end a wait.
+// Waiting uses epoll on the map, plus three eventfds: one that Flush
+// writes, one that wake writes to end a wait early (a stop request), and
+// one that Close writes.
 type ringReader struct {
 	cons, prod []byte // the consumer page, and the producer page plus data
 	consPos    *uint64
@@ -30,8 +31,8 @@ type ringReader struct {
 	data       []byte // the data pages, mapped twice
 	mask       uint64
 
-	epfd, flushFd, closeFd int
-	events                 []unix.EpollEvent
+	epfd, flushFd, wakeFd, closeFd int
+	events                         []unix.EpollEvent
 
 	// mu is held while records are read or waited for; Close takes it
 	// after waking a waiter, before unmapping.
@@ -60,7 +61,7 @@ func newRingReader(m *ebpf.Map) (r *ringReader, err error) {
 	if size <= 0 || size&(size-1) != 0 {
 		return nil, fmt.Errorf("ring buffer reader: size %d is not a power of two", size)
 	}
-	r = &ringReader{epfd: -1, flushFd: -1, closeFd: -1, mask: uint64(size - 1)}
+	r = &ringReader{epfd: -1, flushFd: -1, wakeFd: -1, closeFd: -1, mask: uint64(size - 1)}
 	defer func() {
 		if err != nil {
 			r.release()
@@ -82,16 +83,19 @@ func newRingReader(m *ebpf.Map) (r *ringReader, err error) {
 	if r.flushFd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 		return nil, fmt.Errorf("ring buffer reader: eventfd: %w", err)
 	}
+	if r.wakeFd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return nil, fmt.Errorf("ring buffer reader: eventfd: %w", err)
+	}
 	if r.closeFd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 		return nil, fmt.Errorf("ring buffer reader: eventfd: %w", err)
 	}
-	for _, f := range []int{fd, r.flushFd, r.closeFd} {
+	for _, f := range []int{fd, r.flushFd, r.wakeFd, r.closeFd} {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(f)}
 		if err = unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, f, &ev); err != nil {
 			return nil, fmt.Errorf("ring buffer reader: epoll: %w", err)
 		}
 	}
-	r.events = make([]unix.EpollEvent, 3)
+	r.events = make([]unix.EpollEvent, 4)
 	return r, nil
 }
 
@@ -105,8 +109,9 @@ func (r *ringReader) available() int {
 	return int(atomic.LoadUint64(r.prodPos) - atomic.LoadUint64(r.consPos))
 }
 
-// wait blocks until a record may be waiting (nil), the deadline passes
-// (ErrTimeout), Flush is called (ErrFlushed) or the reader is closed. A
+// wait blocks until a record may be waiting or wake was called (nil), the
+// deadline passes (ErrTimeout), Flush is called (ErrFlushed) or the reader
+// is closed. A
 // record sent without a wake-up does not end it: the caller looks at the
 // ring whatever wait returned.
 func (r *ringReader) wait(deadline time.Time) error {
@@ -139,6 +144,9 @@ func (r *ringReader) wait(deadline time.Time) error {
 				var b [8]byte
 				unix.Read(r.flushFd, b[:])
 				flushed = true
+			case r.wakeFd:
+				var b [8]byte
+				unix.Read(r.wakeFd, b[:])
 			}
 		}
 		if flushed {
@@ -208,6 +216,15 @@ func (r *ringReader) Flush() error {
 	return nil
 }
 
+// wake ends the current or next wait, which returns nil.
+func (r *ringReader) wake() {
+	if r.closed.Load() {
+		return
+	}
+	one := [8]byte{1}
+	unix.Write(r.wakeFd, one[:])
+}
+
 // Close ends a wait in progress and releases the mappings and descriptors.
 func (r *ringReader) Close() error {
 	if r.closed.Swap(true) {
@@ -229,7 +246,7 @@ func (r *ringReader) release() error {
 		}
 	}
 	r.prod, r.cons, r.data = nil, nil, nil
-	for _, fd := range []*int{&r.epfd, &r.flushFd, &r.closeFd} {
+	for _, fd := range []*int{&r.epfd, &r.flushFd, &r.wakeFd, &r.closeFd} {
 		if *fd >= 0 {
 			errs = append(errs, unix.Close(*fd))
 			*fd = -1

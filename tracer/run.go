@@ -36,6 +36,17 @@ type RunHandler struct {
 // record decoded where it lies: nothing is copied or allocated per
 // record, and the clock is read once per stretch, not per record.
 func (s *Session) Run(stop <-chan struct{}, poll, drain time.Duration, h RunHandler) bool {
+	// A stop request ends the wait in progress at once, rather than at
+	// its timeout.
+	ended := make(chan struct{})
+	defer close(ended)
+	go func() {
+		select {
+		case <-stop:
+			s.reader.wake()
+		case <-ended:
+		}
+	}()
 	stopping := false
 	var drainUntil time.Time
 	handle := func(raw []byte) bool {

@@ -24,6 +24,9 @@ type Config struct {
 	Events []*events.Event
 	// RingSize is the ring buffer size in bytes (0: DefaultRingSize).
 	RingSize int
+	// Ring, when set, is the ring buffer prepared for the session: Open
+	// takes it when the plan's ring size is its size, else releases it.
+	Ring *PreparedRing
 	// KprobeMulti selects kprobe-multi links for fprobe events. When
 	// false, fprobes attach as one kprobe or kretprobe per function (the
 	// kernels without CONFIG_FPROBE, such as the pinned 6.1).
@@ -114,7 +117,15 @@ func Open(cfg Config) (s *Session, err error) {
 			s = nil
 		}
 	}()
-	if s.maps, err = NewMaps(plan); err != nil {
+	var ring *ebpf.Map
+	var reader *ringReader
+	if cfg.Ring != nil {
+		ring, reader, _ = cfg.Ring.take(plan.RingSize)
+	}
+	if s.maps, err = newMaps(plan, ring); err != nil {
+		if reader != nil {
+			reader.Close()
+		}
 		return nil, err
 	}
 	if cfg.Follow {
@@ -125,8 +136,10 @@ func Open(cfg Config) (s *Session, err error) {
 			return nil, err
 		}
 	}
-	if s.reader, err = newRingReader(s.maps.Ring); err != nil {
-		return nil, fmt.Errorf("tracer: %w", err)
+	if s.reader = reader; reader == nil {
+		if s.reader, err = newRingReader(s.maps.Ring); err != nil {
+			return nil, fmt.Errorf("tracer: %w", err)
+		}
 	}
 	s.decoder = NewDecoder(cfg.Model, &Plan{})
 	if len(plan.Probes) > 0 {

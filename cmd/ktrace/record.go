@@ -142,6 +142,13 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	if err := tracer.Check(); err != nil {
 		return &exitError{code: exitNoAccess, err: fmt.Errorf("record: %w", err)}
 	}
+	ringSize, err := record.ParseRingSize(o.bufSize)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("record: --buffer-size: %w", err)}
+	}
+	// The kernel makes the ring buffer while the model loads.
+	ring := tracer.PrepareRing(ringSize)
+	defer ring.Close()
 	g.kernel = "host"
 	s, evs, fromLines, err := recordSetup(g, lines, stderr)
 	if err != nil {
@@ -161,10 +168,6 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 			}
 			return failf(exitRejected, "record: --filter: %v", err)
 		}
-	}
-	ringSize, err := record.ParseRingSize(o.bufSize)
-	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("record: --buffer-size: %w", err)}
 	}
 	var exp *export.Exporter
 	switch o.export {
@@ -205,7 +208,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	}
 	ro := record.Options{
 		Model: s.env.model, Events: evs,
-		Pid: o.pid, Follow: o.follow, RingSize: ringSize,
+		Pid: o.pid, Follow: o.follow, RingSize: ringSize, Ring: ring,
 		Duration: o.duration, Count: o.count,
 		Command: command, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		Out: out, JSON: g.output == "json", Reaper: reaperExe(),
