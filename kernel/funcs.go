@@ -136,17 +136,17 @@ func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 			}
 		}
 		total := 0
-		for i := head; i >= 0; i = m.byName.next[i] {
+		for i := head; i >= 0; i = m.byName.nextOf(i) {
 			total++
 		}
-		for i := head; i >= 0; i = m.byName.next[i] {
+		for i := head; i >= 0; i = m.byName.nextOf(i) {
 			s := m.syms.at(int(i))
 			if !s.IsText() {
 				continue
 			}
 			// Only the module's first text entry stands for the pair.
 			dup := false
-			for j := head; j != i; j = m.byName.next[j] {
+			for j := head; j != i; j = m.byName.nextOf(j) {
 				if m.syms.at(int(j)).Module == s.Module && m.syms.at(int(j)).IsText() {
 					dup = true
 					break
@@ -161,7 +161,7 @@ func (m *Model) Funcs(globs []string) ([]FuncInfo, error) {
 			n := total
 			if s.Module != "" {
 				n = 0
-				for j := head; j >= 0; j = m.byName.next[j] {
+				for j := head; j >= 0; j = m.byName.nextOf(j) {
 					if m.syms.at(int(j)).Module == s.Module {
 						n++
 					}
@@ -332,7 +332,7 @@ func (m *Model) funcInfo(mod, name string) FuncInfo {
 	// number_of_same_symbols: a bare name counts in vmlinux and every
 	// module, "mod:name" in that module.
 	var first []Symbol
-	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.nextOf(i) {
 		s := m.syms.at(int(i))
 		if mod == "" || s.Module == mod {
 			f.Count++

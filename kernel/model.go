@@ -50,7 +50,10 @@ type Model struct {
 	// addrKeys[i] is syms[addrIdx[i]].Addr: address lookups binary-search
 	// this compact array instead of chasing indices into syms.
 	addrKeys []uint64
-	modules  map[string]bool
+	// modules holds the names of the loaded modules; a model loaded from
+	// the symbol index fills it on first use (moduleSet).
+	modules     map[string]bool
+	modulesOnce sync.Once
 
 	blacklist      []addrRange // sorted by start
 	blacklistKnown bool
@@ -133,7 +136,7 @@ func (m *Model) Source() string { return m.source }
 // kernel reject a probe with NON_UNIQ_SYMBOL.
 func (m *Model) Symbols(mod, name string) []Symbol {
 	var out []Symbol
-	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.nextOf(i) {
 		if m.syms.at(int(i)).Module == mod {
 			out = append(out, m.syms.at(int(i)))
 		}
@@ -144,7 +147,7 @@ func (m *Model) Symbols(mod, name string) []Symbol {
 // AllSymbols returns every kallsyms entry named name, vmlinux and modules.
 func (m *Model) AllSymbols(name string) []Symbol {
 	out := []Symbol{}
-	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.nextOf(i) {
 		out = append(out, m.syms.at(int(i)))
 	}
 	return out
@@ -154,7 +157,26 @@ func (m *Model) AllSymbols(name string) []Symbol {
 func (m *Model) NumSymbols() int { return m.syms.len() }
 
 // ModuleLoaded reports whether kallsyms lists symbols of module mod.
-func (m *Model) ModuleLoaded(mod string) bool { return m.modules[mod] }
+func (m *Model) ModuleLoaded(mod string) bool { return m.moduleSet()[mod] }
+
+// moduleSet returns the names of the modules kallsyms lists symbols of.
+func (m *Model) moduleSet() map[string]bool {
+	m.modulesOnce.Do(func() {
+		if m.modules != nil {
+			return
+		}
+		mods := map[string]bool{}
+		last := ""
+		for i := range m.syms.len() {
+			if mod := m.syms.at(i).Module; mod != "" && mod != last {
+				mods[mod] = true
+				last = mod
+			}
+		}
+		m.modules = mods
+	})
+	return m.modules
+}
 
 // FuncAt returns the text symbol containing addr: the vmlinux symbol with the
 // highest address not above addr (the first of several aliases at that

@@ -65,7 +65,7 @@ func (m *Model) funcNamesOf(mod string) *funcNames {
 			if slot == 0 {
 				continue
 			}
-			for i := slot - 1; i >= 0; i = m.byName.next[i] {
+			for i := slot - 1; i >= 0; i = m.byName.nextOf(i) {
 				if s := m.syms.at(int(i)); s.Module == mod && s.IsText() {
 					names = append(names, s.Name)
 					break

@@ -49,7 +49,7 @@ func (m *Model) LookupName(sym string) (uint64, bool) {
 	}
 	mod, name := splitModSym(sym)
 	firstMod := int32(-1)
-	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.nextOf(i) {
 		switch s := m.syms.at(int(i)); {
 		case s.Module == mod:
 			return s.Addr, true
@@ -74,7 +74,7 @@ func (m *Model) LookupName(sym string) (uint64, bool) {
 func (m *Model) NumberOfSameSymbols(sym string) int {
 	mod, name := splitModSym(sym)
 	n := 0
-	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.next[i] {
+	for i := m.byName.first(&m.syms, name); i >= 0; i = m.byName.nextOf(i) {
 		if mod == "" || m.syms.at(int(i)).Module == mod {
 			n++
 		}
@@ -141,7 +141,7 @@ func (m *Model) lookupSizeOffset(addr uint64) (Symbol, bool) {
 
 // moduleSymbolAt finds the module symbol covering addr.
 func (m *Model) moduleSymbolAt(addr uint64) (Symbol, bool) {
-	if len(m.modules) == 0 {
+	if len(m.moduleSet()) == 0 {
 		return Symbol{}, false
 	}
 	m.modOnce.Do(func() {

@@ -116,38 +116,13 @@ func (m *Model) useSymbolIndex(b []byte, key string) error {
 		off += 8 * naddr
 	}
 	text := b[off:]
-	for _, s := range slots {
-		if s < 0 || int(s) > ns {
-			return errors.New("symbol index: bad hash slot")
-		}
-	}
-	for _, n := range next {
-		if n < -1 || int(n) >= ns {
-			return errors.New("symbol index: bad hash chain")
-		}
-	}
-	for _, i := range addrIdx {
-		if i < 0 || int(i) >= ns {
-			return errors.New("symbol index: bad address index")
-		}
-	}
+	// The arrays are used as they lie, unchecked: the lookups bound what
+	// they read (symindex.go), so a damaged index cannot crash ktrace,
+	// and checking 150,000 entries up front cost more than the rest of
+	// the load under emulation.
 	all := unsafe.String(unsafe.SliceData(text), len(text))
-	mods := make(map[string]bool, h.Mods)
-	lastMod := ""
-	for i := range recs {
-		r := &recs[i]
-		if r.NameLen == 0 || int(r.NameOff)+int(r.NameLen) > len(all) || int(r.ModOff)+int(r.ModLen) > len(all) {
-			return errors.New("symbol index: bad symbol record")
-		}
-		if r.ModLen > 0 {
-			if mod := all[r.ModOff : int(r.ModOff)+int(r.ModLen)]; mod != lastMod {
-				mods[mod] = true
-				lastMod = mod
-			}
-		}
-	}
 	m.syms = symTable{recs: recs, text: all}
-	m.modules = mods
+	m.modules = nil
 	m.byName = symIndex{mask: uint64(nslots - 1), slots: slots, next: next}
 	m.addrIdx, m.addrKeys = addrIdx, addrKeys
 	return nil
@@ -167,7 +142,7 @@ func (m *Model) writeSymbolIndex(path, key string) {
 	out := make([]byte, 0, size)
 	out = append(out, head...)
 	out = append(out, make([]byte, align8(len(out))-len(out))...)
-	for _, v := range []uint64{uint64(ns), uint64(nslots), uint64(naddr), uint64(len(text)), uint64(len(m.modules))} {
+	for _, v := range []uint64{uint64(ns), uint64(nslots), uint64(naddr), uint64(len(text)), uint64(len(m.moduleSet()))} {
 		out = binary.LittleEndian.AppendUint64(out, v)
 	}
 	for i := range m.syms.recs {

@@ -32,7 +32,7 @@ func TestSymbolIndexRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(loaded.syms.recs, parsed.syms.recs) || loaded.syms.text != parsed.syms.text {
 		t.Fatal("symbols differ")
 	}
-	if !reflect.DeepEqual(loaded.modules, parsed.modules) || !reflect.DeepEqual(loaded.addrIdx, parsed.addrIdx) || !reflect.DeepEqual(loaded.addrKeys, parsed.addrKeys) {
+	if !reflect.DeepEqual(loaded.moduleSet(), parsed.moduleSet()) || !reflect.DeepEqual(loaded.addrIdx, parsed.addrIdx) || !reflect.DeepEqual(loaded.addrKeys, parsed.addrKeys) {
 		t.Fatal("modules or address index differ")
 	}
 	for _, name := range []string{"vfs_read", "do_sys_openat2", "_text", "no_such_symbol", "__x64_sys_getppid"} {
@@ -58,5 +58,35 @@ func TestSymbolIndexRoundTrip(t *testing.T) {
 		if err := (&Model{}).loadSymbolIndex(bad, "k1"); err == nil {
 			t.Errorf("an index cut to %d bytes loaded", cut)
 		}
+	}
+	// A damaged index of the right size loads unchecked: every lookup
+	// must still end, without a crash, whatever the arrays hold.
+	for seed := range 4 {
+		bad := append([]byte(nil), b...)
+		rnd := uint64(seed)*0x9e3779b97f4a7c15 + 1
+		head := align8(len(symIndexMagic + "k1\n")) + 40
+		for i := head; i < len(bad)-int(len(parsed.syms.text)); i += 1 + int(rnd%7) {
+			rnd ^= rnd << 13
+			rnd ^= rnd >> 7
+			rnd ^= rnd << 17
+			if seed == 3 {
+				bad[i] = 0xff // every slot taken, every link backwards
+			} else {
+				bad[i] = byte(rnd)
+			}
+		}
+		m := &Model{}
+		if err := m.useSymbolIndex(bad, "k1"); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, name := range []string{"vfs_read", "no_such_symbol", "x", ""} {
+			m.AllSymbols(name)
+			m.LookupName(name)
+		}
+		for i := range 200 {
+			m.SymbolAt(parsed.syms.at(i * 500).Addr)
+			m.FuncAt(parsed.syms.at(i * 500).Addr)
+		}
+		m.ModuleLoaded("e1000")
 	}
 }

@@ -53,20 +53,40 @@ func (x *symIndex) build(syms []Symbol) {
 }
 
 // first returns the index of the first entry named name, or -1. The
-// following ones are reached through next.
+// following ones are reached through nextOf.
+//
+// A loaded symbol index is used as it lies, unchecked (checking every
+// entry was a good part of loading it): so the lookups bound what they
+// read, and a damaged index makes a name missing, never a crash or an
+// endless probe.
 func (x *symIndex) first(syms *symTable, name string) int32 {
 	if len(x.slots) == 0 {
 		return -1
 	}
-	for h := nameHash(name) & x.mask; ; h = (h + 1) & x.mask {
+	h := nameHash(name) & x.mask
+	for range x.slots {
 		s := x.slots[h]
-		if s == 0 {
+		if s <= 0 || int(s) > syms.len() {
 			return -1
 		}
 		if syms.name(int(s-1)) == name {
 			return s - 1
 		}
+		h = (h + 1) & x.mask
 	}
+	return -1
+}
+
+// nextOf returns the entry after i with i's name, or -1. Chains run in
+// kallsyms order: a link that does not go forward ends the chain.
+func (x *symIndex) nextOf(i int32) int32 {
+	if i < 0 || int(i) >= len(x.next) {
+		return -1
+	}
+	if n := x.next[i]; n > i && int(n) < len(x.next) {
+		return n
+	}
+	return -1
 }
 
 // nameHash hashes a symbol name eight bytes at a time (multiply and fold).
@@ -178,18 +198,34 @@ func newSymTable(syms []Symbol, text string) (symTable, error) {
 // len returns the number of symbols.
 func (t *symTable) len() int { return len(t.recs) }
 
-// name returns symbol i's name.
+// name returns symbol i's name ("" for an entry a damaged index gets
+// wrong).
 func (t *symTable) name(i int) string {
+	if i < 0 || i >= len(t.recs) {
+		return ""
+	}
 	r := &t.recs[i]
-	return t.text[r.NameOff : int(r.NameOff)+int(r.NameLen)]
+	return t.slice(r.NameOff, int(r.NameLen))
 }
 
-// at returns symbol i.
+// at returns symbol i (the zero Symbol for an index out of range).
 func (t *symTable) at(i int) Symbol {
+	if i < 0 || i >= len(t.recs) {
+		return Symbol{}
+	}
 	r := &t.recs[i]
-	s := Symbol{Name: t.text[r.NameOff : int(r.NameOff)+int(r.NameLen)], Addr: r.Addr, Size: r.Size, Type: r.Type}
+	s := Symbol{Name: t.slice(r.NameOff, int(r.NameLen)), Addr: r.Addr, Size: r.Size, Type: r.Type}
 	if r.ModLen > 0 {
-		s.Module = t.text[r.ModOff : int(r.ModOff)+int(r.ModLen)]
+		s.Module = t.slice(r.ModOff, int(r.ModLen))
 	}
 	return s
+}
+
+// slice returns n bytes of the text from off, or "" when they are not in
+// it.
+func (t *symTable) slice(off uint32, n int) string {
+	if int(off)+n > len(t.text) {
+		return ""
+	}
+	return t.text[off : int(off)+n]
 }
