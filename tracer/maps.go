@@ -6,6 +6,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/ktrace-dev/ktrace/bpfcode"
+	"github.com/ktrace-dev/ktrace/fetchargs"
 )
 
 // Maps are the kernel objects a session's programs share.
@@ -15,11 +16,38 @@ type Maps struct {
 	Follow *ebpf.Map
 }
 
-// DefaultRingSize is the ring buffer size (bytes, a power of two): it
-// holds a burst of 200,000 small events (a kprobe with a register and
-// $comm takes 88 bytes with the ring's own header) before the reader
-// takes any.
-const DefaultRingSize = 32 << 20
+// The default ring buffer holds a burst of BurstEvents of the recording's
+// largest events before the reader takes any: the smallest power of two
+// that does, between MinRingSize and MaxDefaultRingSize. A bare kprobe
+// (64 bytes with the ring's own header) gets 16 MiB, a kprobe with a
+// register and $comm (about 90 bytes) 32 MiB. The kernel allocates and
+// clears every page when it creates the ring, so a ring no bigger than
+// the burst needs also starts faster.
+const (
+	BurstEvents        = 200000
+	MinRingSize        = 1 << 20
+	MaxDefaultRingSize = 64 << 20
+	// burstString is what a string argument is counted for in a burst
+	// (records carry only their used bytes): a task's comm.
+	burstString = 16
+	// ringHeader is the ring buffer's own header of each record.
+	ringHeader = 8
+)
+
+// burstRingSize is the default ring buffer size for events of perEvent
+// bytes (ktrace's header included).
+func burstRingSize(perEvent int) int {
+	size := MinRingSize
+	for size < BurstEvents*(ringHeader+perEvent) && size < MaxDefaultRingSize {
+		size <<= 1
+	}
+	return size
+}
+
+// SmallestDefaultRing is the default ring buffer size of the smallest
+// events (a header and nothing else): what a front end prepares
+// (PrepareRing) before it knows the events.
+var SmallestDefaultRing = burstRingSize(fetchargs.HeaderSize)
 
 // ringMapName is the ring buffer map's name.
 const ringMapName = "ktrace_ring"

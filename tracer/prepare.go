@@ -10,7 +10,7 @@ import (
 
 // PreparedRing is a session's ring buffer created ahead of the session.
 // The kernel allocates and clears every page of a ring buffer map when it
-// creates it: for the default 32 MiB, a quarter of a second on a 2-CPU
+// creates it: for 32 MiB, a quarter of a second on a 2-CPU
 // guest under emulation, as long as the whole tracefs cycle of defining,
 // enabling, disabling and removing a probe. A front end that prepares
 // the ring before it loads its kernel model has both done at once.
@@ -27,11 +27,12 @@ type PreparedRing struct {
 }
 
 // PrepareRing starts creating and mapping a ring buffer of size bytes (0:
-// DefaultRingSize) in the background. Config.Ring hands it to Open; Close
+// SmallestDefaultRing, the default of events that carry no more than a
+// couple of arguments) in the background. Config.Ring hands it to Open; Close
 // releases it when no session took it.
 func PrepareRing(size int) *PreparedRing {
 	if size == 0 {
-		size = DefaultRingSize
+		size = SmallestDefaultRing
 	}
 	p := &PreparedRing{size: size, done: make(chan struct{})}
 	go func() {

@@ -47,8 +47,8 @@ type Plan struct {
 	EntryDataSize int // value size of the entry-data map (0: none)
 	MaxRecord     int // largest ring buffer record, ktrace header included
 	// RingSize is the ring buffer's size in bytes: the options' size
-	// (DefaultRingSize when 0), doubled until four of the largest records
-	// fit.
+	// (when 0, one that holds a burst of BurstEvents of the largest
+	// events), doubled until four of the largest records fit.
 	RingSize int
 	// WakeupBytes is the ring buffer fill level whose crossing wakes
 	// the reader (bpfcode.ProbeProgram.WakeupBytes): an eighth of the
@@ -61,7 +61,7 @@ type Plan struct {
 // PlanOptions are the choices a plan is built with; they do not change
 // afterwards.
 type PlanOptions struct {
-	// RingSize is the ring buffer size asked for (0: DefaultRingSize).
+	// RingSize is the ring buffer size asked for (0: the burst default).
 	RingSize int
 	// IgnoreTgid is a process whose hits are counted but not recorded
 	// (bpfcode.ProbeProgram.IgnoreTgid; 0: none).
@@ -100,6 +100,7 @@ var ErrPending = errors.New("probe is not armed")
 // maps; programs are compiled by Compile once the maps exist.
 func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 	p := &Plan{PlanOptions: opts}
+	burst := fetchargs.HeaderSize // bytes of the largest event in a burst
 	for _, ev := range evs {
 		if ev.Kind.IsUprobe() || ev.Kind == events.Eprobe {
 			// Emulated only: the backend has no uprobe or event probe
@@ -133,6 +134,7 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			if s := fetchargs.HeaderSize + l.RecordSize(); s > p.MaxRecord {
 				p.MaxRecord = s
 			}
+			burst = max(burst, fetchargs.HeaderSize+l.Fixed+l.Strings*burstString)
 		}
 	}
 	if opts.Shared {
@@ -144,7 +146,11 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 	}
 	p.RingSize = opts.RingSize
 	if p.RingSize == 0 {
-		p.RingSize = DefaultRingSize
+		if opts.Shared {
+			// Events come later: a burst of a register and a comm.
+			burst = max(burst, fetchargs.HeaderSize+8+4+burstString)
+		}
+		p.RingSize = burstRingSize(burst)
 	}
 	for p.RingSize < 4*p.MaxRecord {
 		p.RingSize *= 2

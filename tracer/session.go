@@ -22,7 +22,8 @@ type Config struct {
 	// architecture and symbols for printing come from it.
 	Model  *kernel.Model
 	Events []*events.Event
-	// RingSize is the ring buffer size in bytes (0: DefaultRingSize).
+	// RingSize is the ring buffer size in bytes (0: the default that
+	// holds a burst of BurstEvents events).
 	RingSize int
 	// Ring, when set, is the ring buffer prepared for the session: Open
 	// takes it when the plan's ring size is its size, else releases it.

@@ -86,7 +86,7 @@ it exits or is killed.`,
 	f.StringVar(&o.filter, "filter", "", "an event filter (the kernel's filter language) for every event of the command line, run in the events' eBPF programs")
 	f.StringVar(&o.export, "export", "", "also send every event as an OTLP log record, and the counters as OTLP metrics: otlp (configured by the OTEL_EXPORTER_OTLP_* variables)")
 	f.StringVar(&o.metrics, "metrics-addr", "", "serve per-event hits and misses and lost events for Prometheus at http://HOST:PORT/metrics while recording")
-	f.StringVar(&o.bufSize, "buffer-size", "", "ring buffer size, a power of two with an optional K, M or G suffix (default 32M, a burst of 200,000 small events)")
+	f.StringVar(&o.bufSize, "buffer-size", "", "ring buffer size, a power of two with an optional K, M or G suffix (default: what holds a burst of 200,000 of the events, up to 64M)")
 	return cmd
 }
 
@@ -146,7 +146,9 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("record: --buffer-size: %w", err)}
 	}
-	// The kernel makes the ring buffer while the model loads.
+	// The kernel makes the ring buffer while the model loads (the
+	// default one for small events when no size is given: the events
+	// are not known yet).
 	ring := tracer.PrepareRing(ringSize)
 	defer ring.Close()
 	g.kernel = "host"
