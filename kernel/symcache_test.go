@@ -64,7 +64,7 @@ func TestSymbolIndexRoundTrip(t *testing.T) {
 	for seed := range 4 {
 		bad := append([]byte(nil), b...)
 		rnd := uint64(seed)*0x9e3779b97f4a7c15 + 1
-		head := align8(len(symIndexMagic + "k1\n")) + 40
+		head := align8(len(symIndexMagic+"k1\n")) + 40
 		for i := head; i < len(bad)-int(len(parsed.syms.text)); i += 1 + int(rnd%7) {
 			rnd ^= rnd << 13
 			rnd ^= rnd >> 7
