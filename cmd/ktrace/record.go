@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -139,20 +140,25 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 
 func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if err := tracer.Check(); err != nil {
-		return &exitError{code: exitNoAccess, err: fmt.Errorf("record: %w", err)}
-	}
 	ringSize, err := record.ParseRingSize(o.bufSize)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("record: --buffer-size: %w", err)}
 	}
-	// The kernel makes the ring buffer while the model loads (the
-	// default one for small events when no size is given: the events
-	// are not known yet).
+	// The kernel probes its BPF features and makes the ring buffer while
+	// the model loads (the default ring of small events when no size is
+	// given: the events are not known yet). A missing privilege or
+	// feature is still what a failing start reports first.
+	checked := make(chan error, 1)
+	go func() { checked <- tracer.Check() }()
 	ring := tracer.PrepareRing(ringSize)
 	defer ring.Close()
 	g.kernel = "host"
-	s, evs, fromLines, err := recordSetup(g, lines, stderr)
+	var setupOut bytes.Buffer
+	s, evs, fromLines, err := recordSetup(g, lines, &setupOut)
+	if cerr := <-checked; cerr != nil {
+		return &exitError{code: exitNoAccess, err: fmt.Errorf("record: %w", cerr)}
+	}
+	stderr.Write(setupOut.Bytes())
 	if err != nil {
 		return err
 	}
