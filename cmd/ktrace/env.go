@@ -6,10 +6,9 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/kernel"
-	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/ktrace-dev/ktrace/tracefs/live"
 )
 
 // env is the kernel model and syntax a command works with.
@@ -53,40 +52,8 @@ func codeForSystemError(err error, host bool) int {
 	return exitRejected
 }
 
-// world is one emulated tracefs over a fresh event registry.
-type world struct {
-	reg *events.Registry
-	fs  *tracefs.FS
-}
-
-// newWorldFor is a world over the emulation alone, with a mount's
-// ownership (nil: root's tree, as `ktrace sh` shows it).
-func (e *env) newWorldFor(acc *mountAccess) *world {
-	reg := events.NewRegistry(e.model, e.dialect)
-	fsys := tracefs.New(tracefs.NewRegistryBackend(reg), e.tracefsOptions(false, acc))
-	return &world{reg: reg, fs: fsys}
-}
-
-// mountAccess is the ownership of a mount's tree: the mounting user in
-// root's place, and tracefs's mount options uid=, gid= and mode=.
-type mountAccess struct {
-	root tracefs.Owner
-	opts tracefs.MountOptions
-}
-
-// tracefsOptions are the tracefs options of the model's release.
-func (e *env) tracefsOptions(pipeBlocks bool, acc *mountAccess) tracefs.Options {
-	m := e.model
-	o := tracefs.Options{
-		Major:      e.dialect.Major,
-		Minor:      e.dialect.Minor,
-		CPUs:       e.model.CPUs(),
-		PipeBlocks: pipeBlocks,
-		Static:     func() []tracefs.StaticEvent { return tracefs.StaticEvents(m) },
-		Warn:       os.Stderr,
-	}
-	if acc != nil {
-		o.Root, o.Mount = acc.root, acc.opts
-	}
-	return o
+// openWorld is the tracefs of `ktrace sh` (mount nil) and `ktrace mount`
+// (mount: the mount's ownership), live where probes can attach.
+func (e *env) openWorld(mount *live.Access) *live.World {
+	return live.Open(live.Config{Model: e.model, Dialect: e.dialect, Mount: mount, Reaper: reaperExe(), Warn: os.Stderr})
 }

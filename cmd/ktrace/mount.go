@@ -8,9 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fusefs"
 	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/ktrace-dev/ktrace/tracefs/live"
 	"github.com/spf13/cobra"
 )
 
@@ -97,9 +97,9 @@ wait for it.`,
 			if cleared > 0 {
 				fmt.Fprintf(stderr, "ktrace: cleared a dead mount on %s\n", dir)
 			}
-			w, note, live, closeWorld := e.newTraceWorld(acc)
-			defer closeWorld()
-			save, err := g.useSession(e, w)
+			w := e.openWorld(acc)
+			defer w.Close()
+			save, err := g.useSession(w)
 			if err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ wait for it.`,
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(sigs)
-			srv, err := fusefs.Mount(dir, w.fs, fusefs.Options{AllowOther: allowOther, Debug: debug})
+			srv, err := fusefs.Mount(dir, w.FS, fusefs.Options{AllowOther: allowOther, Debug: debug})
 			if err != nil {
 				code := exitRejected
 				if errors.Is(err, syscall.EPERM) || errors.Is(err, os.ErrPermission) {
@@ -121,13 +121,13 @@ wait for it.`,
 				}
 				return failf(code, "mount: %w", err)
 			}
-			fmt.Fprintln(stderr, note)
-			if acc.opts.GrantsOthers(acc.root) {
+			fmt.Fprintln(stderr, w.Note)
+			if acc.Opts.GrantsOthers(acc.Root) {
 				switch {
 				case !allowOther:
 					fmt.Fprintln(stderr, "ktrace: note: without --allow-other only the invoking user can reach the mount; --uid and --mode grant others nothing")
-				case live:
-					for _, l := range tracefs.AccessWarnings(w.fs, acc.root) {
+				case w.Live:
+					for _, l := range tracefs.AccessWarnings(w.FS, acc.Root) {
 						fmt.Fprintln(stderr, "ktrace: warning: this mount attaches probes to the running kernel: "+l)
 					}
 				}
@@ -141,7 +141,7 @@ wait for it.`,
 			var saveErr error
 			err = srv.ServeUntil(sigs, func() {
 				saved, saveErr = true, save()
-				detachAll(w)
+				w.DetachAll()
 			})
 			if saveErr != nil {
 				fmt.Fprintf(stderr, "ktrace: %v\n", saveErr)
@@ -163,8 +163,8 @@ wait for it.`,
 
 // parseMountAccess reads --uid, --gid and --mode. The invoking user stands
 // in for root.
-func parseMountAccess(cmd *cobra.Command, uid, gid, mode string) (*mountAccess, error) {
-	acc := &mountAccess{root: tracefs.Owner{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}}
+func parseMountAccess(cmd *cobra.Command, uid, gid, mode string) (*live.Access, error) {
+	acc := &live.Access{Root: tracefs.Owner{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}}
 	given := func(name, v string) *string {
 		if cmd.Flags().Changed(name) {
 			return &v
@@ -175,22 +175,8 @@ func parseMountAccess(cmd *cobra.Command, uid, gid, mode string) (*mountAccess, 
 	if err != nil {
 		return nil, failf(exitUsage, "mount: --%w", err)
 	}
-	acc.opts = opts
+	acc.Opts = opts
 	return acc, nil
-}
-
-// detachAll disables (through the backend, which detaches attached
-// probes) and removes every event, so that nothing the mount created
-// outlives it.
-func detachAll(w *world) {
-	b := w.fs.Backend()
-	for _, ev := range b.Events() {
-		if ev.Enabled {
-			b.SetEnabled(ev.Group, ev.Name, false)
-		}
-	}
-	// dynamic_events' scope is every dynamic event.
-	w.reg.Truncate(events.DynamicEvents)
 }
 
 // startDaemon runs this `ktrace mount` again in the background

@@ -10,6 +10,7 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/session"
 	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/ktrace-dev/ktrace/tracefs/live"
 	"github.com/spf13/cobra"
 )
 
@@ -58,6 +59,30 @@ func (g *globals) openSession(update bool) (*loadedSession, error) {
 		return nil, failf(exitRejected, "%w", err)
 	}
 	return &loadedSession{Store: st, env: e}, nil
+}
+
+// useSession makes `ktrace sh` and `ktrace mount` work on the session
+// given with --session: it takes the session's lock (held until the verb
+// ends, so concurrent add/rm/enable/disable wait for it) and replays the
+// session into w as a script would (with a probe backend its enabled
+// events attach). The returned function saves w's events back to the
+// session, with their enabled state, and releases the lock; call it
+// before the events are torn down. Without --session it does nothing.
+func (g *globals) useSession(w *live.World) (save func() error, err error) {
+	if g.session == "" {
+		return func() error { return nil }, nil
+	}
+	st, err := session.OpenForUpdate(g.session, w.Reg, w.Replayer())
+	if err != nil {
+		return nil, failf(exitRejected, "%w", err)
+	}
+	return func() error {
+		defer st.Close()
+		if err := st.Save(); err != nil {
+			return failf(exitRejected, "%w", err)
+		}
+		return nil
+	}, nil
 }
 
 func newAddCmd(g *globals) *cobra.Command {

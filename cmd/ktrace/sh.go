@@ -86,18 +86,18 @@ enable and disable wait for it.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			w, note, _, closeWorld := e.newTraceWorld(nil)
-			defer closeWorld()
-			save, err := g.useSession(e, w)
+			w := e.openWorld(nil)
+			defer w.Close()
+			save, err := g.useSession(w)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(stderr, note)
+			fmt.Fprintln(stderr, w.Note)
 			var status int
 			if interactive {
-				status, err = shell.RunInteractive(cmd.Context(), w.fs, src, cmd.OutOrStdout(), stderr)
+				status, err = shell.RunInteractive(cmd.Context(), w.FS, src, cmd.OutOrStdout(), stderr)
 			} else {
-				status, err = shell.Run(cmd.Context(), w.fs, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
+				status, err = shell.Run(cmd.Context(), w.FS, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
 			}
 			if serr := save(); serr != nil {
 				return serr
@@ -114,7 +114,3 @@ enable and disable wait for it.`,
 	cmd.Flags().StringVarP(&command, "command", "c", "", "run `CMD` instead of a script file")
 	return cmd
 }
-
-// backendNote is the one line `ktrace sh` and `ktrace mount` print on
-// stderr where probes cannot attach (see live.Note).
-const backendNote = "ktrace: no probe backend: events are emulated, no event records into trace"

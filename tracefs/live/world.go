@@ -1,0 +1,132 @@
+package live
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/session"
+	"github.com/ktrace-dev/ktrace/tracefs"
+)
+
+// EmulatedNote is the stderr line of `ktrace sh` and `ktrace mount` where
+// probes cannot attach (see Note).
+const EmulatedNote = "ktrace: no probe backend: events are emulated, no event records into trace"
+
+// Access is the ownership of a mount's tree: the mounting user in root's
+// place, and tracefs's mount options uid=, gid= and mode=.
+type Access struct {
+	Root tracefs.Owner
+	Opts tracefs.MountOptions
+}
+
+// Config says what tracefs a World is.
+type Config struct {
+	Model   *kernel.Model
+	Dialect *grammar.Dialect
+	// Mount is the ownership of a mount's tree (`ktrace mount`); nil is
+	// root's tree as `ktrace sh` shows it. On a live mount the server's
+	// own hits are dropped: its reads of the probed functions would
+	// otherwise feed the ring while it serves them.
+	Mount *Access
+	// Reaper is the executable the tracer session starts as its reaper
+	// ("" for none).
+	Reaper string
+	// Warn receives the tree's and the backend's notes.
+	Warn io.Writer
+}
+
+// World is one tracefs over a fresh event registry: over the live backend
+// when probes can attach to the running kernel (Available), else over the
+// emulation alone.
+type World struct {
+	Reg *events.Registry
+	FS  *tracefs.FS
+	// Note is the one stderr line naming the backend (Note or
+	// EmulatedNote); Live says whether it is the live one.
+	Note  string
+	Live  bool
+	close func()
+}
+
+// Open makes the World of c.
+func Open(c Config) *World {
+	reg := events.NewRegistry(c.Model, c.Dialect)
+	if !Available(c.Model) {
+		fsys := tracefs.New(tracefs.NewRegistryBackend(reg), c.options(false))
+		return &World{Reg: reg, FS: fsys, Note: EmulatedNote, close: func() {}}
+	}
+	lb := New(reg, c.Model, c.Warn)
+	lb.Reaper = c.Reaper
+	if c.Mount != nil {
+		lb.IgnorePID = uint32(os.Getpid())
+	}
+	fsys := tracefs.New(lb, c.options(true))
+	lb.Record = fsys.RecordTask
+	lb.TraceOptions = fsys
+	return &World{Reg: reg, FS: fsys, Note: Note, Live: true, close: lb.Close}
+}
+
+// options are the tracefs options of the model's release.
+func (c Config) options(pipeBlocks bool) tracefs.Options {
+	m := c.Model
+	o := tracefs.Options{
+		Major:      c.Dialect.Major,
+		Minor:      c.Dialect.Minor,
+		CPUs:       m.CPUs(),
+		PipeBlocks: pipeBlocks,
+		Static:     func() []tracefs.StaticEvent { return tracefs.StaticEvents(m) },
+		Warn:       c.Warn,
+	}
+	if c.Mount != nil {
+		o.Root, o.Mount = c.Mount.Root, c.Mount.Opts
+	}
+	return o
+}
+
+// Close detaches whatever is still attached.
+func (w *World) Close() { w.close() }
+
+// DetachAll disables (through the backend, which detaches attached
+// probes) and removes every event, so that nothing a mount created
+// outlives it.
+func (w *World) DetachAll() {
+	b := w.FS.Backend()
+	for _, ev := range b.Events() {
+		if ev.Enabled {
+			b.SetEnabled(ev.Group, ev.Name, false)
+		}
+	}
+	// dynamic_events' scope is every dynamic event.
+	w.Reg.Truncate(events.DynamicEvents)
+}
+
+// Replayer replays a session into w as a script would: each line written
+// to dynamic_events, each enabled event through its enable file (with the
+// live backend it attaches).
+func (w *World) Replayer() session.Replayer {
+	define := func(line string) error {
+		h, err := w.FS.Open(tracefs.DynamicEvents.String(), os.O_WRONLY|os.O_APPEND)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		_, err = h.Write([]byte(line + "\n"))
+		return err
+	}
+	enable := func(ev *events.Event) error {
+		h, err := w.FS.Open("events/"+ev.Group+"/"+ev.Name+"/enable", os.O_WRONLY|os.O_TRUNC)
+		if err != nil {
+			return fmt.Errorf("open enable: %w", err)
+		}
+		defer h.Close()
+		if _, err := h.Write([]byte("1\n")); err != nil {
+			return fmt.Errorf("write enable: %w", err)
+		}
+		return nil
+	}
+	return session.Replayer{Define: define, Enable: enable}
+}
