@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"strings"
-
 	"github.com/ktrace-dev/ktrace/catalog"
 	"github.com/spf13/cobra"
 )
@@ -45,75 +41,9 @@ JSON output: {"function" or "tracepoint", "signature", "params": [{"name",
 			if g.output == "json" {
 				return writeJSON(cmd.OutOrStdout(), res)
 			}
-			printArgs(cmd.OutOrStdout(), res)
+			res.WriteText(cmd.OutOrStdout())
 			return nil
 		},
 	}
 	return cmd
-}
-
-func printArgs(out io.Writer, r *catalog.Args) {
-	fmt.Fprintln(out, r.Signature)
-	if len(r.Params) > 0 || r.Return != nil {
-		rows := [][]string{{"PARAM", "TYPE", "FETCH", "REG", "DEFAULT"}}
-		row := func(a catalog.Arg) {
-			ft := "-"
-			if a.FetchType != nil {
-				ft = *a.FetchType
-			} else if a.Error != nil {
-				ft = "rejected: " + *a.Error
-			}
-			rows = append(rows, []string{a.Name, a.Type, a.Fetch, a.Reg, ft})
-		}
-		for _, a := range r.Params {
-			row(a)
-		}
-		if r.Return != nil {
-			row(*r.Return)
-		}
-		printTable(out, rows)
-	}
-	if len(r.Fields) > 0 {
-		if len(r.Params) > 0 {
-			fmt.Fprintln(out)
-		}
-		rows := [][]string{{"FIELD", "TYPE", "OFFSET", "SIZE", "SIGNED"}}
-		for _, f := range r.Fields {
-			s := "0"
-			if f.Signed {
-				s = "1"
-			}
-			rows = append(rows, []string{f.Name, f.Type, fmt.Sprint(f.Offset), fmt.Sprint(f.Size), s})
-		}
-		printTable(out, rows)
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(out, "# note: %s\n", n)
-	}
-}
-
-// printTable prints rows in columns two spaces apart.
-func printTable(out io.Writer, rows [][]string) {
-	var w []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(w) {
-				w = append(w, 0)
-			}
-			w[i] = max(w[i], len(c))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		b.WriteString("  ")
-		for i, c := range r {
-			if i == len(r)-1 {
-				b.WriteString(c)
-				break
-			}
-			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", w[i]-len(c)+2))
-		}
-		fmt.Fprintln(out, strings.TrimRight(b.String(), " "))
-	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/ktrace-dev/ktrace/catalog"
-	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/spf13/cobra"
 )
 
@@ -76,22 +74,8 @@ func listFuncs(e *env, asJSON bool, globs []string, out io.Writer, stderr io.Wri
 		}
 		fmt.Fprintln(stderr, n)
 	}
-	width := 0
-	for i := range fs {
-		if n := len(fs[i].Spec()); n > width && n <= 48 {
-			width = n
-		}
-	}
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for i := range fs {
-		if asJSON {
-			if err := enc.Encode(catalog.FuncOf(&fs[i])); err != nil {
-				return failf(exitRejected, "encode: %w", err)
-			}
-			continue
-		}
-		writeFuncLine(out, &fs[i], width)
+	if err := catalog.WriteFuncs(out, fs, asJSON); err != nil {
+		return failf(exitRejected, "encode: %w", err)
 	}
 	if len(fs) == 0 && len(globs) > 0 {
 		fmt.Fprintf(stderr, "ktrace: no function of the model matches %s\n", quoteAll(globs))
@@ -120,69 +104,12 @@ func listTracepoints(e *env, asJSON bool, globs []string, out io.Writer, stderr 
 	case err != nil:
 		return &exitError{code: exitRejected, err: err}
 	}
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for i := range tps {
-		t := &tps[i]
-		switch {
-		case asJSON:
-			if err := enc.Encode(t); err != nil {
-				return failf(exitRejected, "encode: %w", err)
-			}
-		case t.Tprobe:
-			fmt.Fprintf(out, "%-48s  t\n", t.Spec())
-		default:
-			fmt.Fprintf(out, "%-48s  none  t: %s\n", t.Spec(), *t.Why)
-		}
+	if err := catalog.WriteTracepoints(out, tps, asJSON); err != nil {
+		return failf(exitRejected, "encode: %w", err)
 	}
 	if len(tps) == 0 && len(globs) > 0 {
 		fmt.Fprintf(stderr, "ktrace: no tracepoint of the model matches %s\n", quoteAll(globs))
 		return rejected
 	}
 	return nil
-}
-
-// spaces pads the text columns.
-var spaces = strings.Repeat(" ", 64)
-
-// pad writes s and then spaces up to width.
-func pad(out io.Writer, s string, width int) {
-	io.WriteString(out, s)
-	for n := width - len(s); n > 0; {
-		k := min(n, len(spaces))
-		io.WriteString(out, spaces[:k])
-		n -= k
-	}
-}
-
-// writeFuncLine writes one line of `ktrace funcs`: the function, how it
-// can be probed, and why not for each kind the kernel refuses.
-func writeFuncLine(out io.Writer, f *kernel.FuncInfo, width int) {
-	fprobe, fwhy := f.Fprobe, f.FprobeWhy
-	pad(out, f.Spec(), width)
-	io.WriteString(out, "  ")
-	how := "none"
-	switch {
-	case f.Kprobe && fprobe:
-		how = "kprobe fprobe"
-	case f.Kprobe:
-		how = "kprobe"
-	case fprobe:
-		how = "fprobe"
-	}
-	sep := "  "
-	if f.Kprobe && fprobe {
-		io.WriteString(out, how)
-		io.WriteString(out, "\n")
-		return
-	}
-	pad(out, how, 13)
-	if !f.Kprobe && f.KprobeWhy != "" {
-		io.WriteString(out, sep+"kprobe: "+f.KprobeWhy)
-		sep = "; "
-	}
-	if !fprobe && fwhy != "" {
-		io.WriteString(out, sep+"fprobe: "+fwhy)
-	}
-	io.WriteString(out, "\n")
 }
