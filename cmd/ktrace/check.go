@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ktrace-dev/ktrace/check"
 	"github.com/ktrace-dev/ktrace/events"
-	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +46,7 @@ Exits 1 if any line is rejected. Put -- before lines that start with '-'
 			if fromFile == "" && len(args) == 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("check needs LINE arguments or -f FILE (see 'ktrace check --help')")}
 			}
-			var forced *tracefs.ControlFile
+			var forced *events.File
 			if file != "" {
 				f, ok := events.FileNamed(file)
 				if !ok {
@@ -73,59 +71,10 @@ Exits 1 if any line is rejected. Put -- before lines that start with '-'
 			}
 			out := bufio.NewWriter(cmd.OutOrStdout())
 			defer out.Flush()
-			stderr := cmd.ErrOrStderr()
 			checker := check.New(e.model, e.dialect, sequence)
-			shown := map[string]string{} // GROUP/EVENT -> format given
-			enc := json.NewEncoder(out)
-			// No HTML escaping, so "->" in print formats stays readable.
-			enc.SetEscapeHTML(false)
-			bad := false
-			for _, sl := range lines {
-				f := check.DefaultFile(sl.Text)
-				if forced != nil {
-					f = *forced
-				}
-				r := checker.Check(sl.Text, f)
-				if sl.File != "" {
-					src := fmt.Sprintf("%s:%d", sl.File, sl.No)
-					r.Source = &src
-				}
-				// Formats only on request, each event once per run when
-				// the events live on from line to line.
-				if !formats {
-					r.Formats = map[string]string{}
-				} else if sequence {
-					for k, v := range r.Formats {
-						if shown[k] == v {
-							delete(r.Formats, k)
-							continue
-						}
-						shown[k] = v
-					}
-				}
-				if !r.OK {
-					bad = true
-				} else if errorsOnly {
-					continue
-				}
-				if g.output == "json" {
-					if err := enc.Encode(r); err != nil {
-						return failf(exitRejected, "encode result: %w", err)
-					}
-					continue
-				}
-				prefix := ""
-				if r.Source != nil {
-					prefix = *r.Source + ": "
-				}
-				r.WriteText(out, prefix)
-				// Hints follow the entry they explain.
-				if len(r.Hints) > 0 {
-					out.Flush()
-					for _, h := range r.Hints {
-						fmt.Fprintf(stderr, "%shint: %s\n", prefix, h)
-					}
-				}
+			bad, err := checker.Run(lines, check.Report{File: forced, Formats: formats, ErrorsOnly: errorsOnly, JSON: g.output == "json"}, out, cmd.ErrOrStderr())
+			if err != nil {
+				return failf(exitRejected, "%w", err)
 			}
 			if bad {
 				return rejected

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ktrace-dev/ktrace/check"
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/export"
 	"github.com/ktrace-dev/ktrace/grammar"
@@ -99,41 +98,19 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// Events are identified by GROUP/NAME: the registry hands out
-	// snapshots, not the live events.
-	key := func(ev *events.Event) string { return ev.Group + "/" + ev.Name }
-	want, named := map[string]bool{}, map[string]bool{}
-	for _, ev := range s.Reg.Events() {
-		if ev.Enabled {
-			want[key(ev)] = true
-		}
-	}
-	for _, line := range lines {
-		ev, err := s.Reg.Define(check.DefaultFile(line), line)
-		if err != nil {
-			var we *events.WriteError
-			if errors.As(err, &we) {
-				for _, l := range we.Logs {
-					fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
-				}
+	evs, fromLines, err := record.Select(s.Reg, lines, func(line string) { reportNeeds(stderr, s.Reg.Model(), line) })
+	var de *record.DefineError
+	switch {
+	case errors.As(err, &de):
+		var we *events.WriteError
+		if errors.As(err, &we) {
+			for _, l := range we.Logs {
+				fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
 			}
-			return nil, nil, nil, failf(exitRejected, "record: %q: %s", line, grammar.Strerror(grammar.ErrnoOf(err)))
 		}
-		if ev != nil {
-			want[key(ev)], named[key(ev)] = true, true
-		}
-		reportNeeds(stderr, s.Reg.Model(), line)
-	}
-	var evs []*events.Event
-	fromLines := map[*events.Event]bool{}
-	for _, ev := range s.Reg.Events() {
-		if want[key(ev)] {
-			evs = append(evs, ev)
-			fromLines[ev] = named[key(ev)]
-		}
-	}
-	if len(evs) == 0 {
-		return nil, nil, nil, &exitError{code: exitUsage, err: errors.New("record: nothing to record: give probe LINEs or enable session events (ktrace enable)")}
+		return nil, nil, nil, failf(exitRejected, "record: %w", err)
+	case err != nil:
+		return nil, nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("record: %w", err)}
 	}
 	return s, evs, fromLines, nil
 }
@@ -227,10 +204,10 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	if exp != nil || prom != nil {
 		ro.Counters = func(read func() (record.Counts, error)) {
 			if exp != nil {
-				exp.SetCounts(exportCounts(read))
+				exp.SetCounts(export.RecordCounts(read))
 			}
 			if prom != nil {
-				prom.SetCounts(exportCounts(read))
+				prom.SetCounts(export.RecordCounts(read))
 			}
 		}
 	}
@@ -263,29 +240,9 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 // stops.
 const exportFlushTime = 5 * time.Second
 
-// exportCounts reads a recording's counters as the exporter's metrics
-// take them.
-func exportCounts(read func() (record.Counts, error)) export.CountsFunc {
-	return func() (export.Counts, error) {
-		c, err := read()
-		if err != nil {
-			return export.Counts{}, err
-		}
-		out := export.Counts{Undecodable: c.Undecodable}
-		for _, e := range c.Events {
-			out.Events = append(out.Events, export.EventCount{Name: e.Name, Hits: e.Hits, Misses: e.Misses})
-		}
-		return out, nil
-	}
-}
-
 // writeExportStats adds the exporter's line to record's summary.
 func writeExportStats(w io.Writer, st export.Stats, err error) {
-	fmt.Fprintf(w, "ktrace: export: %d log records exported, %d dropped (%d queue full, %d export failed)\n",
-		st.Exported, st.Dropped(), st.QueueFull, st.Failed)
-	if st.LastErr != nil {
-		fmt.Fprintf(w, "ktrace: export: last error: %v\n", st.LastErr)
-	}
+	st.WriteText(w)
 	if err != nil {
 		fmt.Fprintf(w, "ktrace: %v\n", err)
 	}
