@@ -4,49 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/spf13/cobra"
 )
-
-// versionString is what --version prints: the module version and the
-// VCS revision ktrace was built from, as the Go toolchain recorded them.
-func versionString() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown (no build information)"
-	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, when, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			when = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = " (modified)"
-			}
-		}
-	}
-	out := v
-	if rev != "" {
-		out += ", revision " + rev + dirty
-		if when != "" {
-			out += " from " + when
-		}
-	} else {
-		out += ", no VCS revision recorded"
-	}
-	return out + ", " + bi.GoVersion
-}
 
 // seeHelp names the help of cmd for a usage error: "see 'ktrace kernel
 // info --help'".

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/hints"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs/live"
 )
@@ -57,3 +58,6 @@ func codeForSystemError(err error, host bool) int {
 func (e *env) openWorld(mount *live.Access) *live.World {
 	return live.Open(live.Config{Model: e.model, Dialect: e.dialect, Mount: mount, Reaper: reaperExe(), Warn: os.Stderr})
 }
+
+// hinter makes hints in the env's model and syntax.
+func (e *env) hinter() *hints.Hinter { return &hints.Hinter{Model: e.model, Dialect: e.dialect} }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ktrace-dev/ktrace/internal/version"
 	"github.com/ktrace-dev/ktrace/tracer"
 )
 
@@ -154,7 +155,7 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w (%s)", err, seeHelp(cmd))}
 	})
-	root.Version = versionString()
+	root.Version = version.String()
 	root.SetVersionTemplate("ktrace {{.Version}}\n")
 	registerFlagCompletions(root)
 	root.AddCommand(

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ktrace-dev/ktrace/check"
 	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/session"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/ktrace-dev/ktrace/tracefs/live"
@@ -203,16 +205,6 @@ func (g *globals) updateSession(change func(*loadedSession) error) error {
 	return nil
 }
 
-// lsEvent is one event in `ktrace ls --output json`.
-type lsEvent struct {
-	Group   string   `json:"group"`
-	Name    string   `json:"name"`
-	ID      int      `json:"id"`
-	Kind    string   `json:"kind"`
-	Enabled bool     `json:"enabled"`
-	Probes  []string `json:"probes"`
-}
-
 func newLsCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ls",
@@ -231,15 +223,7 @@ name, id, kind, enabled and their probe lines.`,
 			}
 			out := cmd.OutOrStdout()
 			if g.output == "json" {
-				list := []lsEvent{}
-				for _, ev := range s.Reg.Events() {
-					e := lsEvent{Group: ev.Group, Name: ev.Name, ID: ev.ID, Kind: ev.Kind.String(), Enabled: ev.Enabled, Probes: []string{}}
-					for _, p := range ev.Probes {
-						e.Probes = append(e.Probes, p.Line)
-					}
-					list = append(list, e)
-				}
-				return writeJSON(out, list)
+				return writeJSON(out, session.Entries(s.Reg))
 			}
 			for _, l := range session.Listed(s.Reg) {
 				fmt.Fprintln(out, l)
@@ -311,4 +295,15 @@ records nothing in trace.`,
 			return g.updateSession(func(s *loadedSession) error { return s.SetEnabled(args, on) })
 		},
 	}
+}
+
+// reportNeeds prints, on w, the features line needs beyond the model
+// kernel's own syntax (one line, nothing when it needs none) and returns
+// them.
+func reportNeeds(w io.Writer, m *kernel.Model, line string) []string {
+	n := events.LineNeeds(m, line)
+	if len(n) > 0 {
+		fmt.Fprintf(w, "ktrace: %q needs %s\n", line, strings.Join(n, "; "))
+	}
+	return n
 }

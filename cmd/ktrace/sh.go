@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	"github.com/ktrace-dev/ktrace/shell"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 func newShCmd(g *globals) *cobra.Command {
@@ -49,37 +47,34 @@ enable and disable wait for it.`,
   ktrace sh -c 'echo "p:bad vfs_read %zz" >> kprobe_events || cat error_log'
   ktrace --kernel ../shared/kernels/6.1 sh probes-test.sh`,
 		Args: usageArgs(cobra.ArbitraryArgs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var src io.Reader
-			name := "sh"
-			var params []string
-			interactive := false
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			// A script is parsed whole before anything is set up; a
+			// terminal is read line by line.
+			var script *shell.Script
 			switch {
 			case cmd.Flags().Changed("command"):
-				src = strings.NewReader(command)
+				name, params := "sh", []string(nil)
 				if len(args) > 0 {
 					name, params = args[0], args[1:]
 				}
+				script, err = shell.Parse(strings.NewReader(command), name, params)
 			case len(args) > 0:
-				f, err := os.Open(args[0])
-				if err != nil {
-					return failf(exitRejected, "sh: %w", err)
+				f, ferr := os.Open(args[0])
+				if ferr != nil {
+					return failf(exitRejected, "sh: %w", ferr)
 				}
 				defer f.Close()
-				src, name, params = f, args[0], args[1:]
+				script, err = shell.Parse(f, args[0], args[1:])
 			default:
-				src = cmd.InOrStdin()
-				f, ok := src.(*os.File)
-				interactive = ok && term.IsTerminal(int(f.Fd()))
-			}
-			// A script is parsed whole before anything is set up; a
-			// terminal is read line by line.
-			var file *syntax.File
-			if !interactive {
-				var err error
-				if file, err = syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(src, name); err != nil {
-					return &exitError{code: exitUsage, err: fmt.Errorf("sh: %w", err)}
+				f, ok := cmd.InOrStdin().(*os.File)
+				if ok && term.IsTerminal(int(f.Fd())) {
+					script = shell.Interactive(f)
+				} else {
+					script, err = shell.Parse(cmd.InOrStdin(), "sh", nil)
 				}
+			}
+			if err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("sh: %w", err)}
 			}
 			e, err := g.loadEnv("kernel")
 			if err != nil {
@@ -93,12 +88,7 @@ enable and disable wait for it.`,
 				return err
 			}
 			fmt.Fprintln(stderr, w.Note)
-			var status int
-			if interactive {
-				status, err = shell.RunInteractive(cmd.Context(), w.FS, src, cmd.OutOrStdout(), stderr)
-			} else {
-				status, err = shell.Run(cmd.Context(), w.FS, file, params, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
-			}
+			status, err := script.Run(cmd.Context(), w.FS, cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
 			if serr := save(); serr != nil {
 				return serr
 			}
