@@ -26,16 +26,9 @@ func (r *Registry) createFprobe(argv []string) createResult {
 		return createResult{err: err}
 	}
 
-	maxactive := 0
-	if head.HasMaxactive() {
-		if !r.dialect.FprobeMaxactive {
-			return c.failErrno(grammar.ErrBadMaxact, 0, 1, syscall.EINVAL)
-		}
-		n, ge := head.ParseMaxactive()
-		if ge != nil {
-			return c.fail(ge)
-		}
-		maxactive = n
+	maxactive, res, ok := c.maxactive(head, r.dialect.FprobeMaxactive, grammar.ErrBadMaxact)
+	if !ok {
+		return res
 	}
 
 	parsed, err := grammar.ParseFprobePlace(argv[1])

@@ -45,6 +45,23 @@ func (c *lineCtx) failErrno(code grammar.Code, arg, off int, errno syscall.Errno
 	return c.fail(&grammar.Error{Code: code, Arg: arg, Off: off, Errno: errno})
 }
 
+// maxactive is the create functions' MAXACTIVE step: 0 without one;
+// where the probe kind takes none (takes false), a logged failure with
+// code refused at argv[0] offset 1; otherwise the number the head holds.
+func (c *lineCtx) maxactive(head *grammar.Head, takes bool, refused grammar.Code) (int, createResult, bool) {
+	if !head.HasMaxactive() {
+		return 0, createResult{}, true
+	}
+	if !takes {
+		return 0, c.failErrno(refused, 0, 1, syscall.EINVAL), false
+	}
+	n, ge := head.ParseMaxactive()
+	if ge != nil {
+		return 0, c.fail(ge), false
+	}
+	return n, createResult{}, true
+}
+
 func (c *lineCtx) entry(ge *grammar.Error) *LogEntry {
 	return &LogEntry{
 		Subsys: c.subsys,
@@ -94,16 +111,9 @@ func (r *Registry) createKprobe(argv []string) createResult {
 		return createResult{err: err}
 	}
 
-	maxactive := 0
-	if head.HasMaxactive() {
-		if !isReturn {
-			return c.failErrno(grammar.ErrBadMaxactType, 0, 1, syscall.EINVAL)
-		}
-		n, ge := head.ParseMaxactive()
-		if ge != nil {
-			return c.fail(ge)
-		}
-		maxactive = n
+	maxactive, res, ok := c.maxactive(head, isReturn, grammar.ErrBadMaxactType)
+	if !ok {
+		return res
 	}
 
 	parsed, err := grammar.ParseKprobePlace(argv[1])

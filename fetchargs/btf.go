@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // parseBTFArg resolves a BTF parameter name or a typed $retval (prefix
@@ -171,13 +172,8 @@ func findMember(typ btf.Type, name string) (m *btf.Member, anonOff uint32, ok bo
 	var stack []anon
 	cur, curOff := typ, uint32(0)
 	for {
-		var members []btf.Member
-		switch t := cur.(type) {
-		case *btf.Struct:
-			members = t.Members
-		case *btf.Union:
-			members = t.Members
-		default:
+		members, ok := kernel.Members(cur)
+		if !ok {
 			return nil, 0, false
 		}
 		for i := range members {

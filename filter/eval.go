@@ -67,6 +67,22 @@ func truncate(v uint64, size int) uint64 {
 	return v & (1<<(8*uint(size)) - 1)
 }
 
+// compare is an ordering operator (<, <=, >, >=) on two numbers of the
+// field's signedness; any other operator is false.
+func compare[T int64 | uint64](op Op, a, b T) bool {
+	switch op {
+	case OpLT:
+		return a < b
+	case OpLE:
+		return a <= b
+	case OpGT:
+		return a > b
+	case OpGE:
+		return a >= b
+	}
+	return false
+}
+
 // Eval is the predicate's result on one record.
 func (p *Pred) Eval(rec []byte, ctx *Context) bool {
 	fl := p.Field
@@ -77,35 +93,13 @@ func (p *Pred) Eval(rec []byte, ctx *Context) bool {
 	case KindCmp:
 		v := field(rec, fl.Offset, fl.Size)
 		w := truncate(p.Val, fl.Size)
-		if fl.Signed {
-			a, b := signExtend(v, fl.Size), signExtend(w, fl.Size)
-			switch p.Op {
-			case OpLT:
-				return a < b
-			case OpLE:
-				return a <= b
-			case OpGT:
-				return a > b
-			case OpGE:
-				return a >= b
-			case OpBand:
-				return v&w != 0
-			}
-			return false
-		}
-		switch p.Op {
-		case OpLT:
-			return v < w
-		case OpLE:
-			return v <= w
-		case OpGT:
-			return v > w
-		case OpGE:
-			return v >= w
-		case OpBand:
+		if p.Op == OpBand {
 			return v&w != 0
 		}
-		return false
+		if fl.Signed {
+			return compare(p.Op, signExtend(v, fl.Size), signExtend(w, fl.Size))
+		}
+		return compare(p.Op, v, w)
 	case KindNumCPUMask:
 		cpu := field(rec, fl.Offset, fl.Size)
 		if cpu >= uint64(len(p.Mask)) || cpu >= uint64(ctx.cpus()) {

@@ -474,13 +474,7 @@ func membersOf(t btf.Type) []btf.Member {
 	var out []btf.Member
 	var walk func(t btf.Type, depth int)
 	walk = func(t btf.Type, depth int) {
-		var ms []btf.Member
-		switch v := t.(type) {
-		case *btf.Struct:
-			ms = v.Members
-		case *btf.Union:
-			ms = v.Members
-		}
+		ms, _ := kernel.Members(t)
 		for _, m := range ms {
 			if m.Name == "" && depth < 8 {
 				walk(btf.UnderlyingType(m.Type), depth+1)

@@ -33,20 +33,14 @@ func CDecl(t btf.Type, name string) string {
 				name = "*" + name
 			}
 			t = v.Target
-		case *btf.Const:
-			if _, ok := v.Type.(*btf.Pointer); ok {
-				name = "const " + name
-				t = v.Type
+		case *btf.Const, *btf.Volatile:
+			qual, inner := qualifier(v)
+			if _, ok := inner.(*btf.Pointer); ok {
+				name = qual + " " + name
+				t = inner
 				continue
 			}
-			return "const " + CDecl(v.Type, name)
-		case *btf.Volatile:
-			if _, ok := v.Type.(*btf.Pointer); ok {
-				name = "volatile " + name
-				t = v.Type
-				continue
-			}
-			return "volatile " + CDecl(v.Type, name)
+			return qual + " " + CDecl(inner, name)
 		case *btf.Restrict:
 			name = "restrict " + name
 			t = v.Type
@@ -82,4 +76,28 @@ func CDecl(t btf.Type, name string) string {
 		}
 	}
 	return join("...", name)
+}
+
+// qualifier returns the keyword of a const or volatile type and the type
+// it qualifies.
+func qualifier(t btf.Type) (string, btf.Type) {
+	switch v := t.(type) {
+	case *btf.Const:
+		return "const", v.Type
+	case *btf.Volatile:
+		return "volatile", v.Type
+	}
+	return "", t
+}
+
+// Members returns the members of a struct or union type; ok is false for
+// any other type.
+func Members(t btf.Type) (members []btf.Member, ok bool) {
+	switch v := t.(type) {
+	case *btf.Struct:
+		return v.Members, true
+	case *btf.Union:
+		return v.Members, true
+	}
+	return nil, false
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -70,24 +69,10 @@ func (t *Tracepoint) Fields() []TracepointField {
 		if !strings.HasPrefix(line, "field:") {
 			continue
 		}
-		var f TracepointField
-		f.Common = common
-		for _, part := range strings.Split(line, ";") {
-			k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
-			if !ok {
-				continue
-			}
-			switch k {
-			case "field":
-				f.Decl = v
-			case "offset":
-				f.Offset, _ = strconv.Atoi(v)
-			case "size":
-				f.Size, _ = strconv.Atoi(v)
-			case "signed":
-				f.Signed = v == "1"
-			}
-		}
+		// A number that does not parse is taken as strconv.Atoi reads
+		// it: the Fields of a tracepoint are a listing, not a check.
+		fl, _ := printfmt.ParseFieldLine(line)
+		f := TracepointField{Decl: fl.Decl, Offset: fl.Offset, Size: fl.Size, Signed: fl.Signed, Common: common}
 		f.Name, f.Type = printfmt.SplitDecl(f.Decl)
 		out = append(out, f)
 	}

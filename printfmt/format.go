@@ -71,8 +71,21 @@ func Parse(system, format string) (*Event, error) {
 	return ev, nil
 }
 
-func parseField(line string) (Field, error) {
-	var f Field
+// FieldLine is what one "field:DECL; offset:N; size:N; signed:N;" line of
+// a format file says.
+type FieldLine struct {
+	Decl   string // the C declaration, e.g. "char prev_comm[16]"
+	Offset int
+	Size   int
+	Signed bool
+}
+
+// ParseFieldLine reads a "field:" line of a format file. A number that
+// does not parse reads as strconv.Atoi returns it, and the first such is
+// the error; the attributes after it are read all the same.
+func ParseFieldLine(line string) (FieldLine, error) {
+	var f FieldLine
+	var first error
 	for _, part := range strings.Split(line, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
 		if !ok {
@@ -81,7 +94,7 @@ func parseField(line string) (Field, error) {
 		var err error
 		switch k {
 		case "field":
-			f.Name, f.Type = SplitDecl(v)
+			f.Decl = v
 		case "offset":
 			f.Offset, err = strconv.Atoi(v)
 		case "size":
@@ -89,10 +102,20 @@ func parseField(line string) (Field, error) {
 		case "signed":
 			f.Signed = v == "1"
 		}
-		if err != nil {
-			return f, fmt.Errorf("field line %q: %w", line, err)
+		if err != nil && first == nil {
+			first = err
 		}
 	}
+	return f, first
+}
+
+func parseField(line string) (Field, error) {
+	fl, err := ParseFieldLine(line)
+	if err != nil {
+		return Field{}, fmt.Errorf("field line %q: %w", line, err)
+	}
+	f := Field{Offset: fl.Offset, Size: fl.Size, Signed: fl.Signed}
+	f.Name, f.Type = SplitDecl(fl.Decl)
 	f.DataLoc = strings.HasPrefix(f.Type, "__data_loc ")
 	f.RelLoc = strings.HasPrefix(f.Type, "__rel_loc ")
 	if i := strings.IndexByte(f.Type, '['); i >= 0 && !f.DataLoc && !f.RelLoc {

@@ -377,31 +377,17 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 // attrs is parse_hist_trigger_attrs.
 func (p *histParser) attrs(param string) (*Hist, Result) {
 	h := &Hist{Bits: defaultBits, Clock: "global"}
-	var keys, vals, sorts *string
+	var lists [3]*string // keys, vals, sort
 	for _, str := range strings.Split(param, ":") {
 		if eq := strings.IndexByte(str, '='); eq >= 0 {
 			if eq == len(str)-1 {
 				return nil, p.fail(syscall.EINVAL, histErrEmptyAssignment, p.errpos(str))
 			}
+			if list, s, ok := listAssignment(str); ok {
+				lists[list] = &s
+				continue
+			}
 			switch {
-			case strings.HasPrefix(str, "key="):
-				s := str[4:]
-				keys = &s
-			case strings.HasPrefix(str, "keys="):
-				s := str[5:]
-				keys = &s
-			case strings.HasPrefix(str, "val="):
-				s := str[4:]
-				vals = &s
-			case strings.HasPrefix(str, "vals="):
-				s := str[5:]
-				vals = &s
-			case strings.HasPrefix(str, "values="):
-				s := str[7:]
-				vals = &s
-			case strings.HasPrefix(str, "sort="):
-				s := str[5:]
-				sorts = &s
 			case strings.HasPrefix(str, "name="):
 				h.Name = str
 			case strings.HasPrefix(str, "clock="):
@@ -442,9 +428,38 @@ func (p *histParser) attrs(param string) (*Hist, Result) {
 			return nil, Result{Errno: syscall.EINVAL}
 		}
 	}
-	if keys == nil {
+	if lists[listKeys] == nil {
 		return nil, Result{Errno: syscall.EINVAL}
 	}
-	h.keysStr, h.valsStr, h.sortStr = keys, vals, sorts
+	h.keysStr, h.valsStr, h.sortStr = lists[listKeys], lists[listVals], lists[listSort]
 	return h, Result{}
+}
+
+// The field lists a hist trigger's assignments name.
+const (
+	listKeys = iota
+	listVals
+	listSort
+)
+
+// listAssignments are the assignments of parse_assignment that set a
+// field list, with the list each sets.
+var listAssignments = [...]struct {
+	prefix string
+	list   int
+}{
+	{"key=", listKeys}, {"keys=", listKeys},
+	{"val=", listVals}, {"vals=", listVals}, {"values=", listVals},
+	{"sort=", listSort},
+}
+
+// listAssignment reports which field list the assignment str sets, and
+// the text assigned.
+func listAssignment(str string) (list int, val string, ok bool) {
+	for _, a := range listAssignments {
+		if v, ok := strings.CutPrefix(str, a.prefix); ok {
+			return a.list, v, true
+		}
+	}
+	return 0, "", false
 }

@@ -94,6 +94,17 @@ func (p *histParser) field(str string, flags int) (*HistField, Result) {
 	return f, Result{}
 }
 
+// plainModifiers are the field modifiers that take no value and fit every
+// field, with the flag each sets.
+var plainModifiers = map[string]int{
+	"hex":        flHex,
+	"sym":        flSym,
+	"symXoffset": flSymOffset,
+	"syscall":    flSyscall,
+	"log2":       flLog2,
+	"usecs":      flUsecs,
+}
+
 // atom is parse_atom: a name with two dots is SYSTEM.EVENT.VAR, whose
 // last part is then taken for a field (ktrace has no variables to refer
 // to).
@@ -108,21 +119,11 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 		return nil, p.fail(syscall.EINVAL, histErrBadFieldModifier, p.errpos(mod))
 	}
 	if hasMod {
-		switch {
-		case mod == "hex":
-			f.Flags |= flHex
-		case mod == "sym":
-			f.Flags |= flSym
-		case mod == "symXoffset":
-			f.Flags |= flSymOffset
+		switch fl, plain := plainModifiers[mod]; {
+		case plain:
+			f.Flags |= fl
 		case mod == "execname" && name == "common_pid":
 			f.Flags |= flExecname
-		case mod == "syscall":
-			f.Flags |= flSyscall
-		case mod == "log2":
-			f.Flags |= flLog2
-		case mod == "usecs":
-			f.Flags |= flUsecs
 		case strings.HasPrefix(mod, "bucket"):
 			m := strings.TrimPrefix(mod[6:], "s")
 			if !strings.HasPrefix(m, "=") {
