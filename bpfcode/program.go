@@ -525,6 +525,31 @@ func ipReg(a *kernel.Arch) string {
 	return "ip"
 }
 
+// wakeupFlag emits the flags argument of the ring buffer's submit or
+// output into dst: BPF_RB_FORCE_WAKEUP when this record carries the ring's
+// fill level across the wakeup mark, else BPF_RB_NO_WAKEUP. A reserved
+// record is in the fill level already: it crossed the mark when the level
+// is in [mark, mark+size). An output record is not yet: it crosses the
+// mark when the level is in [mark-size, mark), size being the largest the
+// record can be.
+func (e *emitter) wakeupFlag(dst asm.Register, reserved bool) {
+	size := ringbufHdrSize + fetchargs.HeaderSize + e.p.Layout.RecordSize()
+	adjust := -int32(e.p.WakeupBytes)
+	if !reserved {
+		adjust = int32(size - e.p.WakeupBytes)
+	}
+	flags := e.newLabel()
+	e.emit(
+		asm.Mov.Imm(asm.R2, bpfRbAvailData),
+		asm.FnRingbufQuery.Call(),
+		asm.Mov.Imm(dst, bpfRbNoWakeup),
+		asm.Add.Imm(asm.R0, adjust),
+		asm.JGE.Imm(asm.R0, int32(size), flags),
+		asm.Mov.Imm(dst, bpfRbForceWakeup),
+	)
+	e.mark(flags)
+}
+
 // output sends the record and counts a miss when the ring buffer is full.
 func (e *emitter) output() error {
 	if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
@@ -534,19 +559,7 @@ func (e *emitter) output() error {
 		// Submit the record built in place.
 		e.emit(asm.Mov.Imm(asm.R2, 0))
 		if e.p.WakeupBytes > 0 {
-			// The fill level includes this record (reserved): it
-			// crossed the mark when the level is in [mark, mark+size).
-			size := ringbufHdrSize + fetchargs.HeaderSize + e.p.Layout.RecordSize()
-			flags := e.newLabel()
-			e.emit(
-				asm.Mov.Imm(asm.R2, bpfRbAvailData),
-				asm.FnRingbufQuery.Call(),
-				asm.Mov.Imm(asm.R2, bpfRbNoWakeup),
-				asm.Add.Imm(asm.R0, -int32(e.p.WakeupBytes)),
-				asm.JGE.Imm(asm.R0, int32(size), flags),
-				asm.Mov.Imm(asm.R2, bpfRbForceWakeup),
-			)
-			e.mark(flags)
+			e.wakeupFlag(asm.R2, true)
 		}
 		e.emit(
 			asm.Mov.Reg(asm.R1, rBuf),
@@ -558,20 +571,7 @@ func (e *emitter) output() error {
 	}
 	done := e.newLabel()
 	if e.p.WakeupBytes > 0 {
-		// The fill level does not include this record yet: the record
-		// crosses the mark when the level is in [mark-size, mark), size
-		// being the largest the record can be.
-		size := ringbufHdrSize + fetchargs.HeaderSize + e.p.Layout.RecordSize()
-		flags := e.newLabel()
-		e.emit(
-			asm.Mov.Imm(asm.R2, bpfRbAvailData),
-			asm.FnRingbufQuery.Call(),
-			asm.Mov.Imm(rVal, bpfRbNoWakeup),
-			asm.Add.Imm(asm.R0, int32(size-e.p.WakeupBytes)),
-			asm.JGE.Imm(asm.R0, int32(size), flags),
-			asm.Mov.Imm(rVal, bpfRbForceWakeup),
-		)
-		e.mark(flags)
+		e.wakeupFlag(rVal, false)
 		if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
 			return err
 		}

@@ -197,24 +197,49 @@ func (d *Decoder) AppendBody(b []byte, r *Record) []byte {
 // AppendArgs appends " name=value" for every argument, each printed as
 // the kernel's print_type_* functions print it.
 func (d *Decoder) AppendArgs(b []byte, r *Record) []byte {
+	return d.appendArgs(b, r, false)
+}
+
+// appendArgs appends every argument of r: as the trace line spells them
+// (" name=value", an array as {v,v}), or with asJSON as the members of a
+// JSON object ("name":value, separated by commas, an array as [v,v]).
+// One walk serves both, so that the two cannot disagree on which value
+// stands where.
+func (d *Decoder) appendArgs(b []byte, r *Record, asJSON bool) []byte {
+	arrOpen, arrClose := byte('{'), byte('}')
+	if asJSON {
+		arrOpen, arrClose = '[', ']'
+	}
 	l := r.Probe.Layout
 	for i, a := range r.Probe.args() {
-		b = append(b, ' ')
-		b = append(b, a.Name...)
-		b = append(b, '=')
-		off := l.Offsets[i]
-		if a.Count == 0 {
-			b = d.appendValue(b, r, a.Type, off)
-			continue
+		if asJSON {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, []byte(a.Name))
+			b = append(b, ':')
+		} else {
+			b = append(b, ' ')
+			b = append(b, a.Name...)
+			b = append(b, '=')
 		}
-		b = append(b, '{')
-		for k := 0; k < a.Count; k++ {
+		off, n := l.Offsets[i], a.Count
+		if n > 0 {
+			b = append(b, arrOpen)
+		}
+		for k := 0; k < max(n, 1); k++ {
 			if k > 0 {
 				b = append(b, ',')
 			}
-			b = d.appendValue(b, r, a.Type, off+k*a.Type.Size)
+			if asJSON {
+				b = d.appendJSONValue(b, r, a.Type, off+k*a.Type.Size)
+			} else {
+				b = d.appendValue(b, r, a.Type, off+k*a.Type.Size)
+			}
 		}
-		b = append(b, '}')
+		if n > 0 {
+			b = append(b, arrClose)
+		}
 	}
 	return b
 }

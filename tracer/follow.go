@@ -88,6 +88,44 @@ func readTaskField(arg int16, off uint32, dst int16) asm.Instructions {
 	}
 }
 
+// taskField is a u32 field of a task_struct that a raw tracepoint's
+// argument arg points to, at byte offset off.
+type taskField struct {
+	arg int16
+	off uint32
+}
+
+// compareTasks starts a follow program: it reads a to the stack at -4 and
+// b at -8, and ends the program (at "out") when skip holds between them.
+func compareTasks(a, b taskField, skip asm.JumpOp) asm.Instructions {
+	ins := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
+	ins = append(ins, readTaskField(a.arg, a.off, -4)...)
+	ins = append(ins, readTaskField(b.arg, b.off, -8)...)
+	return append(ins,
+		asm.LoadMem(asm.R1, asm.R10, -4, asm.Word),
+		asm.LoadMem(asm.R2, asm.R10, -8, asm.Word),
+		skip.Reg(asm.R1, asm.R2, "out"),
+	)
+}
+
+// followKey emits the first two arguments of a follow map helper: the map
+// and a pointer to the key on the stack at key.
+func followKey(follow *ebpf.Map, key int16) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMapPtr(asm.R1, follow.FD()),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, int32(key)),
+	}
+}
+
+// followExit ends a follow program, at the label "out" its jumps take.
+func followExit() asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	}
+}
+
 // followPrograms returns the fork and exit programs keeping follow.
 func followPrograms(m *kernel.Model, follow *ebpf.Map) (fork, exit *ebpf.ProgramSpec, err error) {
 	pidOff, tgidOff, err := taskOffsets(m)
@@ -95,46 +133,27 @@ func followPrograms(m *kernel.Model, follow *ebpf.Map) (fork, exit *ebpf.Program
 		return nil, nil, err
 	}
 	// sched_process_fork(struct task_struct *parent, struct task_struct *child)
-	f := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
-	f = append(f, readTaskField(0, tgidOff, -4)...)
-	f = append(f, readTaskField(1, tgidOff, -8)...)
+	f := compareTasks(taskField{0, tgidOff}, taskField{1, tgidOff}, asm.JEq) // a new thread of a group is in the group already
+	f = append(f, followKey(follow, -4)...)
 	f = append(f,
-		// A new thread of a group is in the group already.
-		asm.LoadMem(asm.R1, asm.R10, -4, asm.Word),
-		asm.LoadMem(asm.R2, asm.R10, -8, asm.Word),
-		asm.JEq.Reg(asm.R1, asm.R2, "out"),
-		asm.LoadMapPtr(asm.R1, follow.FD()),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -4),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, "out"),
 		asm.StoreImm(asm.R10, -12, followed, asm.Word),
-		asm.LoadMapPtr(asm.R1, follow.FD()),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -8),
+	)
+	f = append(f, followKey(follow, -8)...)
+	f = append(f,
 		asm.Mov.Reg(asm.R3, asm.R10),
 		asm.Add.Imm(asm.R3, -12),
 		asm.Mov.Imm(asm.R4, 0), // BPF_ANY
 		asm.FnMapUpdateElem.Call(),
-		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
-		asm.Return(),
 	)
+	f = append(f, followExit()...)
 	// sched_process_exit(struct task_struct *p): the group leader's exit
 	// ends the group.
-	x := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
-	x = append(x, readTaskField(0, pidOff, -4)...)
-	x = append(x, readTaskField(0, tgidOff, -8)...)
-	x = append(x,
-		asm.LoadMem(asm.R1, asm.R10, -4, asm.Word),
-		asm.LoadMem(asm.R2, asm.R10, -8, asm.Word),
-		asm.JNE.Reg(asm.R1, asm.R2, "out"),
-		asm.LoadMapPtr(asm.R1, follow.FD()),
-		asm.Mov.Reg(asm.R2, asm.R10),
-		asm.Add.Imm(asm.R2, -8),
-		asm.FnMapDeleteElem.Call(),
-		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
-		asm.Return(),
-	)
+	x := compareTasks(taskField{0, pidOff}, taskField{0, tgidOff}, asm.JNE)
+	x = append(x, followKey(follow, -8)...)
+	x = append(x, asm.FnMapDeleteElem.Call())
+	x = append(x, followExit()...)
 	spec := func(name string, ins asm.Instructions) *ebpf.ProgramSpec {
 		return &ebpf.ProgramSpec{Name: name, Type: ebpf.RawTracepoint, Instructions: ins, License: "GPL"}
 	}

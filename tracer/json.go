@@ -32,27 +32,7 @@ func (d *Decoder) AppendJSON(b []byte, r *Record) []byte {
 	b = append(b, `,"ip":`...)
 	b = appendJSONString(b, d.AppendIP(nil, r))
 	b = append(b, `,"args":{`...)
-	l := r.Probe.Layout
-	for i, a := range r.Probe.args() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, []byte(a.Name))
-		b = append(b, ':')
-		off := l.Offsets[i]
-		if a.Count == 0 {
-			b = d.appendJSONValue(b, r, a.Type, off)
-			continue
-		}
-		b = append(b, '[')
-		for k := 0; k < a.Count; k++ {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = d.appendJSONValue(b, r, a.Type, off+k*a.Type.Size)
-		}
-		b = append(b, ']')
-	}
+	b = d.appendArgs(b, r, true)
 	return append(b, "}}\n"...)
 }
 

@@ -12,7 +12,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,26 +23,15 @@ import (
 // files are the snapshot members, in blob order.
 var files = []string{"version", "cpus", "config", "kallsyms", "kprobes_blacklist", "available_filter_functions", "btf"}
 
-func main() {
-	src := flag.String("src", "", "snapshot directory")
-	out := flag.String("out", "", "blob to write")
-	flag.Parse()
-	if *src == "" || *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: gen -src DIR -out FILE")
-		os.Exit(2)
-	}
-	if err := run(*src, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
-	}
-}
+func main() { blob.Main("gen", pack) }
 
-func run(src, out string) error {
+// pack reads the snapshot members of src.
+func pack(src string) ([]blob.Member, error) {
 	var members []blob.Member
 	for _, name := range files {
 		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
-			return fmt.Errorf("reading snapshot: %w", err)
+			return nil, fmt.Errorf("reading snapshot: %w", err)
 		}
 		if name == "config" {
 			b = stripConfig(b)
@@ -52,26 +40,17 @@ func run(src, out string) error {
 	}
 	m, err := kernel.LoadSnapshot(src)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if m.HasImage() {
-		table, err := m.TextTable()
-		if err != nil {
-			return fmt.Errorf("text table: %w", err)
-		}
-		members = append(members, blob.Member{Name: kernel.FileTextTable, Data: table})
-	} else {
+	if !m.HasImage() {
 		fmt.Fprintf(os.Stderr, "gen: %s has no vmlinuz; the blob gets no text table\n", src)
+		return members, nil
 	}
-	data, err := blob.Encode(members)
+	table, err := m.TextTable()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("text table: %w", err)
 	}
-	if err := os.WriteFile(out, data, 0o644); err != nil {
-		return fmt.Errorf("writing blob: %w", err)
-	}
-	fmt.Printf("gen: %s -> %s (%d bytes)\n", src, out, len(data))
-	return nil
+	return append(members, blob.Member{Name: kernel.FileTextTable, Data: table}), nil
 }
 
 // stripConfig keeps only the CONFIG_X=value lines of a .config.

@@ -8,35 +8,20 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"os"
 
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/kernel/internal/blob"
 )
 
-func main() {
-	src := flag.String("src", "", "snapshot directory")
-	out := flag.String("out", "", "blob to write")
-	flag.Parse()
-	if *src == "" || *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: tpgen -src DIR -out FILE")
-		os.Exit(2)
-	}
-	tps, err := kernel.ReadTracepointDir(*src)
+func main() { blob.Main("tpgen", pack) }
+
+// pack reads the tracepoint formats of src into the one blob member.
+func pack(src string) ([]blob.Member, error) {
+	tps, err := kernel.ReadTracepointDir(src)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "tpgen:", err)
-		os.Exit(1)
+		return nil, err
 	}
-	b, err := blob.Encode([]blob.Member{{Name: kernel.FileTracepoints, Data: kernel.EncodeTracepoints(tps)}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tpgen:", err)
-		os.Exit(1)
-	}
-	if err := os.WriteFile(*out, b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "tpgen:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("tpgen: %d tracepoints, %d bytes\n", len(tps), len(b))
+	fmt.Printf("tpgen: %d tracepoints\n", len(tps))
+	return []blob.Member{{Name: kernel.FileTracepoints, Data: kernel.EncodeTracepoints(tps)}}, nil
 }
