@@ -186,11 +186,7 @@ func (r *Registry) registerFprobe(c *lineCtx, kind Kind, group, name string, p *
 		}
 	}
 	p.Line = fprobeLine(kind, group, name, p)
-	if old != nil {
-		r.appendProbe(old, p)
-		return createResult{}
-	}
-	r.addEvent(&Event{Group: group, Name: name, Kind: kind, Args: p.Args}, p)
+	r.addProbe(old, group, name, kind, p)
 	return createResult{}
 }
 

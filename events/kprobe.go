@@ -276,11 +276,7 @@ func (r *Registry) registerKprobe(c *lineCtx, place *grammar.KprobeSite, kind Ki
 		}
 	}
 	p.Line = kprobeLine(kind, group, name, p)
-	if old != nil {
-		r.appendProbe(old, p)
-		return createResult{}
-	}
-	r.addEvent(&Event{Group: group, Name: name, Kind: kind, Args: p.Args}, p)
+	r.addProbe(old, group, name, kind, p)
 	return createResult{}
 }
 

@@ -397,6 +397,16 @@ func (r *Registry) addEvent(ev *Event, p *Probe) {
 	r.defined = ev
 }
 
+// addProbe adds probe p to event old, or, when old is nil, registers it
+// as the first probe of a new event GROUP/NAME of kind.
+func (r *Registry) addProbe(old *Event, group, name string, kind Kind, p *Probe) {
+	if old != nil {
+		r.appendProbe(old, p)
+		return
+	}
+	r.addEvent(&Event{Group: group, Name: name, Kind: kind, Args: p.Args}, p)
+}
+
 // appendProbe adds a probe to an existing event.
 func (r *Registry) appendProbe(ev *Event, p *Probe) {
 	p.Event = ev

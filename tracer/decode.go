@@ -295,6 +295,16 @@ func str(rec []byte, off int) ([]byte, bool) {
 	return s, true
 }
 
+// symstr returns the address a symstr value at off holds and whether it
+// holds one (a __data_loc of length 0 is a fault).
+func symstr(rec []byte, off int) (uint64, bool) {
+	loc := raw(rec, off, 4)
+	if loc>>16 == 0 {
+		return 0, false
+	}
+	return raw(rec, int(loc&0xffff), 8), true
+}
+
 // appendValue prints one value of type t at record offset off.
 func (d *Decoder) appendValue(b []byte, r *Record, t *fetchargs.Type, off int) []byte {
 	rec := r.Raw
@@ -308,12 +318,12 @@ func (d *Decoder) appendValue(b []byte, r *Record, t *fetchargs.Type, off int) [
 		b = append(b, s...)
 		return append(b, '"')
 	case "symstr":
-		loc := raw(rec, off, 4)
-		if loc>>16 == 0 {
+		addr, ok := symstr(rec, off)
+		if !ok {
 			return append(b, "(fault)"...)
 		}
 		b = append(b, '"')
-		b = append(b, d.symbol(raw(rec, int(loc&0xffff), 8))...)
+		b = append(b, d.symbol(addr)...)
 		return append(b, '"')
 	case "symbol":
 		return append(b, d.symbol(raw(rec, off, 8))...)

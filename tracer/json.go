@@ -46,11 +46,11 @@ func (d *Decoder) appendJSONValue(b []byte, r *Record, t *fetchargs.Type, off in
 		}
 		return appendJSONString(b, s)
 	case "symstr":
-		loc := raw(rec, off, 4)
-		if loc>>16 == 0 {
+		addr, ok := symstr(rec, off)
+		if !ok {
 			return append(b, "null"...)
 		}
-		return appendJSONString(b, []byte(d.symbol(raw(rec, int(loc&0xffff), 8))))
+		return appendJSONString(b, []byte(d.symbol(addr)))
 	case "symbol":
 		return appendJSONString(b, []byte(d.symbol(raw(rec, off, 8))))
 	case "char":

@@ -83,29 +83,24 @@ func (f *HistField) print(b *strings.Builder) {
 	}
 }
 
+// modifierNames are the modifiers get_hist_field_flags prints, in its
+// order: a field prints the first whose flag it has.
+var modifierNames = [...]struct {
+	flag int
+	name string
+}{
+	{flHex, "hex"}, {flSym, "sym"}, {flSymOffset, "sym-offset"},
+	{flExecname, "execname"}, {flSyscall, "syscall"}, {flLog2, "log2"},
+	{flUsecs, "usecs"}, {flPercent, "percent"}, {flGraph, "graph"},
+	{flBucket, "buckets"},
+}
+
 // modifier is get_hist_field_flags.
 func (f *HistField) modifier() string {
-	switch {
-	case f.Flags&flHex != 0:
-		return "hex"
-	case f.Flags&flSym != 0:
-		return "sym"
-	case f.Flags&flSymOffset != 0:
-		return "sym-offset"
-	case f.Flags&flExecname != 0:
-		return "execname"
-	case f.Flags&flSyscall != 0:
-		return "syscall"
-	case f.Flags&flLog2 != 0:
-		return "log2"
-	case f.Flags&flUsecs != 0:
-		return "usecs"
-	case f.Flags&flPercent != 0:
-		return "percent"
-	case f.Flags&flGraph != 0:
-		return "graph"
-	case f.Flags&flBucket != 0:
-		return "buckets"
+	for _, m := range modifierNames {
+		if f.Flags&m.flag != 0 {
+			return m.name
+		}
 	}
 	return ""
 }
