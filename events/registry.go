@@ -220,6 +220,20 @@ func (r *Registry) Readback(f File) string {
 	return b.String()
 }
 
+// ProbePlaces returns the GROUP/EVENT of every probe point in the order of
+// the kernel's dynamic event list (creation order, a probe appended to an
+// event after others were created coming after them): the order of the
+// readback and of kprobe_profile and uprobe_profile.
+func (r *Registry) ProbePlaces() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.probes))
+	for i, p := range r.probes {
+		out[i] = p.Event.Group + "/" + p.Event.Name
+	}
+	return out
+}
+
 // Events returns snapshots of the events in creation order.
 func (r *Registry) Events() []*Event {
 	r.mu.Lock()

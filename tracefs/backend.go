@@ -41,6 +41,13 @@ type EventInfo struct {
 	// events). kprobe_profile has one line per probe point.
 	Probes       int
 	Hits, Misses uint64
+	// UprobePaths holds, for uprobes and uretprobes, the path of each
+	// probe point as typed: uprobe_profile has one line per probe point.
+	UprobePaths []string
+	// Order holds the place of each of the event's probe points in the
+	// list of all probe points, which kprobe_profile and uprobe_profile
+	// follow (nil: the event's points come together, in event order).
+	Order []int
 	// Static marks one of the kernel's built-in events (StaticEvent),
 	// which the FS keeps itself; backends never report one.
 	Static bool

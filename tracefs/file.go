@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -451,6 +452,8 @@ func (f *FS) content(n node) string {
 		return f.errorLogText()
 	case nKprobeProfile:
 		return f.profileText()
+	case nUprobeProfile:
+		return f.uprobeProfileText()
 	case nTrace:
 		return f.traceText()
 	case nTracePipe:
@@ -562,11 +565,52 @@ func (f *FS) enableText(n node) string {
 	return "0\n"
 }
 
+// profileLine is one line of kprobe_profile or uprobe_profile, with the
+// place of its probe point in the list of all probe points.
+type profileLine struct {
+	order int
+	text  string
+}
+
+// profileLines sorts lines into the order of the probe points (the
+// kernel walks its dynamic event list) and joins them.
+func profileLines(lines []profileLine) string {
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].order < lines[j].order })
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.text)
+	}
+	return b.String()
+}
+
+// pointOrder is the place of an event's i-th probe point: from the
+// backend's Order, else after everything listed so far (n).
+func pointOrder(e EventInfo, i, n int) int {
+	if i < len(e.Order) {
+		return e.Order[i]
+	}
+	return n
+}
+
+// uprobeProfileText is uprobe_profile: one line per uprobe probe point,
+// the path as typed, the event name left-aligned in 44 columns and the
+// hits right-aligned in 15. The kernel's count is the entry handler's,
+// which runs for uretprobes too (misses are not shown).
+func (f *FS) uprobeProfileText() string {
+	var lines []profileLine
+	for _, e := range f.b.Events() {
+		for i, path := range e.UprobePaths {
+			lines = append(lines, profileLine{pointOrder(e, i, 1<<30+len(lines)), fmt.Sprintf("  %s %-44s %15d\n", path, e.Name, e.Hits)})
+		}
+	}
+	return profileLines(lines)
+}
+
 // profileText is kprobe_profile: one line per kprobe probe point (a
 // multi-probe event appears once per probe), name left-aligned in 44
 // columns, then hits and misses right-aligned in 15.
 func (f *FS) profileText() string {
-	var b strings.Builder
+	var lines []profileLine
 	for _, e := range f.b.Events() {
 		if !e.Kprobe {
 			continue
@@ -576,8 +620,8 @@ func (f *FS) profileText() string {
 			probes = 1
 		}
 		for i := 0; i < probes; i++ {
-			fmt.Fprintf(&b, "  %-44s %15d %15d\n", e.Name, e.Hits, e.Misses)
+			lines = append(lines, profileLine{pointOrder(e, i, 1<<30+len(lines)), fmt.Sprintf("  %-44s %15d %15d\n", e.Name, e.Hits, e.Misses)})
 		}
 	}
-	return b.String()
+	return profileLines(lines)
 }

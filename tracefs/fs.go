@@ -162,6 +162,7 @@ const (
 	nUprobeEvents
 	nErrorLog
 	nKprobeProfile
+	nUprobeProfile
 	nTrace
 	nTracePipe
 	nTracingOn
@@ -227,6 +228,7 @@ var rootEntries = []entry{
 	{"trace_pipe", nTracePipe, modeRead},
 	{"tracing_on", nTracingOn, modeWrite},
 	{"uprobe_events", nUprobeEvents, modeWrite},
+	{"uprobe_profile", nUprobeProfile, modeRead},
 }
 
 var eventsEntries = []entry{

@@ -41,8 +41,18 @@ func (b *RegistryBackend) Readback(f ControlFile) string { return b.R.Readback(f
 
 func (b *RegistryBackend) Events() []EventInfo {
 	evs := b.R.Events()
+	order := map[string][]int{}
+	for i, place := range b.R.ProbePlaces() {
+		order[place] = append(order[place], i)
+	}
 	out := make([]EventInfo, 0, len(evs))
 	for _, e := range evs {
+		var paths []string
+		for _, p := range e.Probes {
+			if p.Uprobe != nil {
+				paths = append(paths, p.Uprobe.Path)
+			}
+		}
 		out = append(out, EventInfo{
 			Group:   e.Group,
 			Name:    e.Name,
@@ -53,6 +63,9 @@ func (b *RegistryBackend) Events() []EventInfo {
 			Probes:  len(e.Probes),
 			Hits:    e.Hits,
 			Misses:  e.Misses,
+
+			UprobePaths: paths,
+			Order:       order[e.Group+"/"+e.Name],
 		})
 	}
 	return out

@@ -121,3 +121,47 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("events/enable = %q", got)
 	}
 }
+
+// uprobe_profile lists every uprobe probe point, uretprobes included, in
+// the order the probe points were created: the path as typed, the event
+// name in 44 columns, the hits in 15 (the kernel's "  %s %-44s %15lu\n").
+// Checked on 6.12.95 (tools/vmsh): a probe appended to "up" after "ur"
+// was created is listed after "ur".
+func TestUprobeProfile(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	fsys := newRegistryFS(t)
+	for _, l := range []string{"p:up " + exe + ":0x10", "r:grp/ur " + exe + ":0x20", "p:kp vfs_read", "p:up " + exe + ":0x30"} {
+		if err := writeFile(fsys, "dynamic_events", l, false); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	line := func(ev string) string { return fmt.Sprintf("  %s %s%s %15d\n", exe, ev, strings.Repeat(" ", 42), 0) }
+	want := line("up") + line("ur") + line("up")
+	if got := readString(t, fsys, "uprobe_profile"); got != want {
+		t.Errorf("uprobe_profile = %q, want %q", got, want)
+	}
+	if got := readString(t, fsys, "kprobe_profile"); !strings.HasPrefix(got, "  kp ") || strings.Count(got, "\n") != 1 {
+		t.Errorf("kprobe_profile = %q, want the kprobe alone", got)
+	}
+}
+
+// kprobe_profile follows the probe points' creation order too (6.1.192,
+// tools/vmsh: a, b, a for "p:a vfs_read", "p:b vfs_write", "p:a vfs_open").
+func TestKprobeProfileOrder(t *testing.T) {
+	fsys := newRegistryFS(t)
+	for _, l := range []string{"p:a vfs_read", "p:b vfs_write", "p:a vfs_open"} {
+		if err := writeFile(fsys, "kprobe_events", l, false); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(readString(t, fsys, "kprobe_profile")), "\n") {
+		names = append(names, strings.Fields(line)[0])
+	}
+	if got := strings.Join(names, " "); got != "a b a" {
+		t.Errorf("kprobe_profile lists %s, want a b a", got)
+	}
+}
