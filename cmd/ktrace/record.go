@@ -154,28 +154,11 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 			return failf(exitRejected, "record: --filter: %v", err)
 		}
 	}
-	var exp *export.Exporter
-	switch o.export {
-	case "":
-	case "otlp":
-		exp, err = export.New(context.Background(), export.Config{Metrics: true})
-		if err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("record: --export otlp: %w", err)}
-		}
-	default:
-		return &exitError{code: exitUsage, err: fmt.Errorf("record: --export %q: the one exporter is otlp", o.export)}
+	sinks, err := export.OpenSinks(context.Background(), o.export, o.metrics)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("record: %w", err)}
 	}
-	var prom *export.Prometheus
-	if o.metrics != "" {
-		prom, err = export.ServeMetrics(o.metrics, exp)
-		if err != nil {
-			if exp != nil {
-				exp.Shutdown(context.Background())
-			}
-			return &exitError{code: exitUsage, err: fmt.Errorf("record: --metrics-addr: %w", err)}
-		}
-		defer prom.Close()
-	}
+	defer sinks.Close()
 	// SIGINT, SIGTERM and SIGHUP stop recording and detach; they are
 	// caught from before the first probe is attached until everything is
 	// detached, so that no signal (a second one included) cuts attaching
@@ -198,29 +181,10 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		Command: command, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		Out: out, JSON: g.output == "json", Reaper: reaperExe(),
 	}
-	if exp != nil {
-		ro.Export = exp.Event
-	}
-	if exp != nil || prom != nil {
-		ro.Counters = func(read func() (record.Counts, error)) {
-			if exp != nil {
-				exp.SetCounts(export.RecordCounts(read))
-			}
-			if prom != nil {
-				prom.SetCounts(export.RecordCounts(read))
-			}
-		}
-	}
+	sinks.Feed(&ro)
 	sum, err := record.Run(ctx, ro)
-	if exp != nil {
-		// What is still queued gets a few seconds to reach the
-		// collector; then it is dropped, and counted.
-		sctx, cancel := context.WithTimeout(context.Background(), exportFlushTime)
-		st, serr := exp.Shutdown(sctx)
-		cancel()
-		if sum != nil {
-			defer writeExportStats(stderr, st, serr)
-		}
+	if report := sinks.Flush(); sum != nil {
+		defer report(stderr)
 	}
 	if err != nil {
 		code := exitRejected
@@ -234,18 +198,6 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		fmt.Fprintf(stderr, "ktrace: %s: %v\n", command[0], sum.CommandErr)
 	}
 	return nil
-}
-
-// exportFlushTime bounds the export of what is queued when recording
-// stops.
-const exportFlushTime = 5 * time.Second
-
-// writeExportStats adds the exporter's line to record's summary.
-func writeExportStats(w io.Writer, st export.Stats, err error) {
-	st.WriteText(w)
-	if err != nil {
-		fmt.Fprintf(w, "ktrace: %v\n", err)
-	}
 }
 
 // reaperExe is the executable tracer sessions start as their reaper: this
