@@ -15,33 +15,6 @@ func newCheckCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [LINE...] [-f FILE]",
 		Short: "Check probe definition lines against an empty tracefs (each its own, or one in sequence)",
-		Long: `check writes each LINE (or each line of FILE, '-' for stdin; blank and
-comment-only lines skipped) to an empty emulated tracefs of the kernel model,
-as 'echo LINE >> kprobe_events' would: lines starting with p, r or - go to
-kprobe_events, others to dynamic_events (override with --file). Each line
-gets a fresh tracefs; with --sequence all lines go to one tracefs in order,
-as a file of writes would, so a line sees the events earlier lines made
-(a duplicate is EEXIST, '-:EV' removes).
-
-Text output: the readback line(s) of an accepted line; for a rejected one
-the error_log entry (message, command, caret), then on stderr "hint:"
-lines where the model can say more (the nearest symbol, type, register,
-variable, parameter or member; why registration failed; the kernel
-release a syntax needs). Lines from -f carry a "FILE:LINE: " prefix on
-every output line. --errors-only prints rejected lines only.
-
-JSON output: one object per line with line, source (FILE:LINE for -f
-lines), file, ok, errno, error, readback, formats, notes and hints.
-formats is filled only with --formats, and with --sequence holds each
-event once, on the line that created it.
-Exits 1 if any line is rejected. Put -- before lines that start with '-'
-(removals), or they are taken for flags.`,
-		Example: `  ktrace check 'p:myev do_sys_openat2 $arg1'
-  ktrace check 'p:bad vfs_read +0(%di'
-  ktrace --kernel ../shared/kernels/6.1 check -f probes.txt --output json
-  ktrace check --sequence -f setup.txt --errors-only
-  echo 'f:ev vfs_read%return $retval' | ktrace check -f -
-  ktrace check -- '-:myev'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if fromFile == "" && len(args) == 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("check needs LINE arguments or -f FILE (see 'ktrace check --help')")}

@@ -17,32 +17,7 @@ func newFuncsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "funcs [GLOB...] | funcs -t [SYSTEM:EVENT...]",
 		Short: "List the model's functions (or tracepoints) and how each can be probed",
-		Long: `funcs lists the kernel model's functions whose name matches a GLOB
-('*', '?', '[...]'; "MOD:GLOB" for module functions; no GLOB lists all),
-one per line, sorted, each with how it can be probed: "kprobe" (p and r
-lines in kprobe_events), "fprobe" (f lines in dynamic_events, through
-ftrace), both, or "none", followed by the kernel's reason for each kind
-it refuses: not unique (several kallsyms entries: NON_UNIQ_SYMBOL),
-notrace (no ftrace location), blacklisted (the kprobe blacklist entry),
-not kernel text, a patch site, not in available_filter_functions, no
-such symbol, module not loaded. These are the verdicts the kernel's
-checks give for "p FUNC" and "f FUNC" on the model. The "__pfx_" padding
-symbols before functions (CONFIG_CALL_PADDING) are listed only when a
-GLOB starts with __pfx_.
-
-With -t it lists tracepoints (SYSTEM:EVENT globs, or EVENT globs for any
-system) from the model's tracefs formats, each with whether a t event
-can attach to it. The embedded model carries the 6.12.95 formats; a
-snapshot DIR has them in DIR/tracepoints; for the running kernel they are
-read from tracefs. A model without formats lists the tracepoints kallsyms
-names (__tracepoint_NAME), whose systems it does not know, and says so.
-
-JSON output: one object per line (JSON Lines).`,
-		Example: `  ktrace funcs 'vfs_rea*'
-  ktrace funcs do_int3 __schedule 'ext4:*'
-  ktrace funcs -t 'sched:*'
-  ktrace funcs -o json 'tcp_v4_*'`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args:  usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A listing allocates little beside the model, and is
 			// short-lived: collect the garbage less often.

@@ -17,17 +17,7 @@ func newKernelCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "info",
 		Short: "Describe the kernel model ktrace uses",
-		Long: `info prints the model selected by --kernel: its source, release, version,
-architecture, CPU count, the syntax (dialect) check and sh follow, the
-number of symbols, and which optional data it has: BTF, the kernel image
-(vmlinuz: "image: yes", or what stands in for it), the kernel text for
-instruction-boundary and ENDBR64 checks ("text:"), then each fact the model holds and where it came from:
-/proc/kallsyms, /sys/kernel/btf/vmlinux, tracefs, debugfs, the running
-kernel's text (/proc/kcore or a BPF reader), and the build configuration
-when the system shows one (options it lacks are derived from kallsyms).`,
-		Example: `  ktrace kernel info
-  ktrace --kernel embedded kernel info --output json`,
-		Args: usageArgs(cobra.NoArgs),
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := g.loadEnv("kernel")
 			if err != nil {
@@ -44,14 +34,7 @@ when the system shows one (options it lacks are derived from kallsyms).`,
 	cmd.AddCommand(&cobra.Command{
 		Use:   "capture DIR",
 		Short: "Write a snapshot of the running kernel to DIR",
-		Long: `capture writes the running kernel's model files (kallsyms, btf,
-kprobes_blacklist, available_filter_functions, config, version, cpus and,
-when readable, vmlinuz) into DIR, for use with --kernel DIR on another
-machine. Reading kallsyms addresses and the kprobe blacklist needs root;
-without it capture exits 3 naming what is missing.`,
-		Example: `  sudo ktrace kernel capture ./mykernel
-  ktrace --kernel ./mykernel check 'p:ev vfs_read'`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Without kprobes there is no blacklist to read: say so,
 			// rather than blame debugfs.

@@ -118,20 +118,8 @@ type globals struct {
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	g := &globals{}
 	root := &cobra.Command{
-		Use:   "ktrace",
-		Short: "Check and manage Linux kprobe/fprobe event definitions against a kernel model",
-		Long: `ktrace accepts or rejects kprobe_events / dynamic_events lines exactly like
-Linux: same errno, same error_log message and caret, same readback and
-events/GROUP/EVENT/format files. It works from a model of a kernel: the
-running system (--kernel host), a snapshot directory, or the 6.12 snapshot
-built into ktrace (--kernel embedded).
-
-Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
-3 missing privilege or kernel feature.`,
-		Example: `  ktrace check 'p:myev do_sys_openat2 $arg1'
-  ktrace --kernel embedded check -f probes.txt --output json
-  ktrace add 'r:myret vfs_read $retval' && ktrace ls
-  ktrace sh -c 'echo "p:ev vfs_read" >> kprobe_events; cat events/kprobes/ev/format'`,
+		Use:           "ktrace",
+		Short:         "Check and manage Linux kprobe/fprobe event definitions against a kernel model",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -173,6 +161,7 @@ Exit codes: 0 ok, 1 rejected line or failed operation, 2 usage error,
 		newFuncsCmd(g),
 		newArgsCmd(g),
 	)
+	applyHelp(root, helpSections())
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "funcs", "args":

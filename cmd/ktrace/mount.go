@@ -20,56 +20,7 @@ func newMountCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mount DIR",
 		Short: "Mount the emulated tracefs on DIR with FUSE",
-		Long: `mount serves the tree 'ktrace sh' shows (kprobe_events, dynamic_events,
-error_log, events/, kprobe_profile, README, trace, trace_pipe, ...) as a real
-filesystem on DIR, so any program can use it as it would /sys/kernel/tracing:
-'echo LINE >> DIR/kprobe_events' is checked exactly as the kernel would, a
-rejected line fails that write(2) (EINVAL, ...) and adds its error_log entry,
-'>' (O_TRUNC) clears the file's events (EBUSY while one is enabled), '-:EV'
-removes one.
-
-ktrace mount runs in the foreground until SIGINT or SIGTERM, then disables
-and removes every event and unmounts DIR. With --daemon it starts itself in
-the background, waits until the server's own mount of DIR answers, prints
-the server's pid and exits; 'kill PID' unmounts. A mount left behind by a
-killed ktrace (every access fails with
-"Transport endpoint is not connected") is cleared by the next
-'ktrace mount DIR'; a live ktrace mount on DIR is left alone and the new
-mount refused. DIR must be an existing directory.
-
-Files and directories have the kernel's tracefs modes (the root directory
-drwx------, kprobe_events and the other control files -rw-r-----, README
-and format files -r--r-----, ...), with the invoking user where tracefs
-shows root, and the kernel checks them on every access. --uid, --gid and
---mode are tracefs's mount options uid=, gid= and mode=: --uid owns the
-root directory (and, on a 6.12 model, every file), --gid is every file's
-group, --mode the root directory's permission bits (octal; default 0700).
-Only the invoking user can reach the mount unless --allow-other (FUSE
-allow_other: root, or user_allow_other in /etc/fuse.conf) lets others in,
-and then they get only what those modes grant: nothing without --gid and
---mode; with --gid G --mode 0750 the group reads README, kprobe_events,
-trace and trace_pipe but cannot define probes, enable events or set
-filters. On a live mount (below) that is access to the running kernel's
-probes: widen it only for users you would give root's tracefs.
-
-As root on the running kernel with kprobes and BPF, enabling an event
-attaches it with eBPF and its hits fill trace and trace_pipe and count in
-kprobe_profile (the server's own activity is not traced); 'cat
-DIR/trace_pipe' waits for hits and prints them as they come, until the last
-event is disabled or the mount ends (a signal to the reader ends its wait
-as on the kernel's tracefs). Elsewhere there
-is no probe backend: events are emulated, hits stay 0, trace shows its
-header only and reads of trace_pipe end at once.
-
-With --session FILE the mount starts with the session's events (its
-enabled ones enabled) and saves the events it holds back to FILE when it
-ends; the session stays locked meanwhile, so add, rm, enable and disable
-wait for it.`,
-		Example: `  mkdir -p /tmp/tracing && ktrace mount /tmp/tracing &
-  echo 'p:myev do_sys_openat2 $arg1' >> /tmp/tracing/kprobe_events
-  cat /tmp/tracing/events/kprobes/myev/format
-  sudo ktrace mount --daemon --allow-other --gid tracing --mode 0750 /tmp/tracing`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			acc, err := parseMountAccess(cmd, uidFlag, gidFlag, modeFlag)

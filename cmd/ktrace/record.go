@@ -39,24 +39,6 @@ func newRecordCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "record [LINE...] [-- CMD ARGS...]",
 		Short: "Trace events with eBPF and print them as the kernel's trace file does",
-		Long: `record compiles every enabled event of the session and each LINE given
-(kprobe_events / dynamic_events syntax, the newest syntax on any kernel) into
-eBPF programs, attaches them to the running kernel and prints each hit as the
-kernel's trace file would ("COMM-PID [CPU] FLAGS TS: EVENT: (IP) name=value"),
-or one JSON object per hit with --output json.
-
-Recording is system-wide, as with the kernel's own tracer; --pid narrows it
-to one process, --follow to the process tree of CMD. It stops on Ctrl-C,
-after --duration, after --count printed events, or when CMD exits, then
-detaches everything and prints a summary (hits, misses, printed) on stderr.
-
-Needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN) and a kernel with
-kprobes and BPF ring buffers; without them it exits 3 naming what is
-missing. Probes are tied to ktrace's process: nothing stays attached when
-it exits or is killed.`,
-		Example: `  ktrace record 'p:myev do_sys_openat2 path=+0($arg2):string' -- cat /etc/hostname
-  ktrace record 'r:rd vfs_read $retval' --duration 5s --output json -w trace.json
-  ktrace add 'f:op do_sys_openat2 filename:ustring' && ktrace enable op && ktrace record --count 10`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lines, command := args, []string(nil)
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {

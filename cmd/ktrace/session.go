@@ -92,23 +92,7 @@ func newAddCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add LINE... | add -f FILE",
 		Short: "Add probe events to the session (all or nothing)",
-		Long: `add writes each LINE to the session's dynamic_events, in order. Like
-register_kprobes, it is all or nothing: if one line is rejected its
-error_log entry is printed and no line is added. On success the readback
-of the new probes is printed (JSON: {"added": [lines], "needs": {line:
-[features]}}). --syntax defaults to latest here, and add says on stderr
-which kernel features a line needs beyond the model kernel's own rules
-(fprobes, BTF arguments, $argN on return probes, %pd/%pD, ...): ktrace's
-eBPF backend runs them on that kernel. -f FILE adds the lines of FILE
-('-' for stdin; blank and '#' lines skipped) after any LINE, all or
-nothing as well. A rejected line is followed on stderr by "hint:" lines
-where the model can say more (see 'ktrace check --help'). Put -- before
-lines that start with '-'.`,
-		Example: `  ktrace add 'p:myev do_sys_openat2 dfd=%di:s32 path=+0(%si):string'
-  ktrace add 'r:myret vfs_read $retval' 'f:fe vfs_write $arg*'
-  ktrace --session ./probes.session add 'p:ev vfs_read'
-  ktrace add -f probes.txt`,
-		Args: usageArgs(cobra.ArbitraryArgs),
+		Args:  usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if fromFile != "" {
 				more, err := check.ReadLines(cmd.InOrStdin(), fromFile)
@@ -175,13 +159,7 @@ func newRmCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm GROUP/EVENT...",
 		Short: "Remove events from the session",
-		Long: `rm removes each event as '-:GROUP/EVENT' written to dynamic_events would.
-An enabled event cannot be removed (EBUSY); 'GROUP/' removes a whole group.
-Either every removal succeeds or the session is left unchanged.`,
-		Example: `  ktrace rm kprobes/myev
-  ktrace rm myev
-  ktrace rm kprobes/`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.updateSession(func(s *loadedSession) error { return s.Remove(args) })
 		},
@@ -209,13 +187,7 @@ func newLsCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ls",
 		Short: "List the session's events",
-		Long: `ls prints the session's dynamic_events readback, marking enabled events with
-a trailing '# enabled' comment (the output can be written back to a
-dynamic_events file). With --output json: an array of events with group,
-name, id, kind, enabled and their probe lines.`,
-		Example: `  ktrace ls
-  ktrace ls --output json`,
-		Args: usageArgs(cobra.NoArgs),
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.loadSession()
 			if err != nil {
@@ -247,9 +219,7 @@ func newFormatCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "format GROUP/EVENT...",
 		Short: "Print events/GROUP/EVENT/format of session events",
-		Example: `  ktrace format kprobes/myev
-  ktrace format myev --output json`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.loadSession()
 			if err != nil {
@@ -285,12 +255,7 @@ func newEnableCmd(g *globals, on bool) *cobra.Command {
 	return &cobra.Command{
 		Use:   verb + " GROUP/EVENT...",
 		Short: short,
-		Long: short + `.
-The state is kept in the session; an enabled event cannot be removed or
-truncated away (EBUSY), as in the kernel. Without a probe backend enabling
-records nothing in trace.`,
-		Example: fmt.Sprintf("  ktrace %s kprobes/myev\n  ktrace %s myev other/ev2", verb, verb),
-		Args:    usageArgs(cobra.MinimumNArgs(1)),
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.updateSession(func(s *loadedSession) error { return s.SetEnabled(args, on) })
 		},
