@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/filter"
@@ -16,4 +17,23 @@ func (r *Registry) SetFilter(ev *Event, f *filter.Filter) error {
 		return nil
 	}
 	return &WriteError{Errno: syscall.ENODEV}
+}
+
+// SetFilterText parses expr against ev's format as the registry's kernel
+// parses a write to the event's filter file, and gives ev the filter; on
+// the kernel's error (a *filter.Error, wrapped) ev keeps the filter it had.
+func (r *Registry) SetFilterText(ev *Event, expr string) error {
+	fields, err := filter.FieldsFromFormat(ev.Format(), r.dialect.FilterCPUs)
+	if err != nil {
+		return fmt.Errorf("filter for %s/%s: %w", ev.Group, ev.Name, err)
+	}
+	env := &filter.Env{Dialect: r.dialect, CPUs: 1}
+	if r.model != nil {
+		env.CPUs, env.Symbols = r.model.CPUs(), r.model
+	}
+	f, ferr := filter.Parse(filter.StripEnds(expr), fields, env)
+	if ferr != nil {
+		return fmt.Errorf("filter for %s/%s: %s: %w", ev.Group, ev.Name, ferr.Message(), ferr)
+	}
+	return r.SetFilter(ev, f)
 }

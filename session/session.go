@@ -13,10 +13,13 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 )
 
-// Header is the first line of a session file; EnabledPrefix starts the
-// lines that mark enabled events.
+// Header is the first line of a session file; FilterPrefix starts the
+// lines that give an event its filter ("#filter GROUP/EVENT EXPR", what
+// was written to events/GROUP/EVENT/filter), EnabledPrefix those that
+// mark enabled events.
 const (
-	Header        = "# ktrace session: dynamic_events lines; '#enabled GROUP/EVENT' marks enabled events"
+	Header        = "# ktrace session: dynamic_events lines; '#filter GROUP/EVENT EXPR' gives an event its filter, '#enabled GROUP/EVENT' marks enabled events"
+	FilterPrefix  = "#filter "
 	EnabledPrefix = "#enabled "
 )
 
@@ -75,10 +78,17 @@ type Line struct {
 	Text string
 }
 
-// Parse splits a session file into its definition lines and the events
-// it marks enabled (GROUP/EVENT or a bare name), skipping blank and
-// comment lines.
-func Parse(data []byte) (lines []Line, enabled []string, err error) {
+// Filter is an event's filter as a session file keeps it.
+type Filter struct {
+	N     int    // line number
+	Event string // GROUP/EVENT or a bare name
+	Expr  string
+}
+
+// Parse splits a session file into its definition lines, the events'
+// filters and the events it marks enabled (GROUP/EVENT or a bare name),
+// skipping blank and comment lines.
+func Parse(data []byte) (lines []Line, filters []Filter, enabled []string, err error) {
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for n := 1; sc.Scan(); n++ {
@@ -87,15 +97,20 @@ func Parse(data []byte) (lines []Line, enabled []string, err error) {
 			enabled = append(enabled, strings.TrimSpace(rest))
 			continue
 		}
+		if rest, ok := strings.CutPrefix(line, FilterPrefix); ok {
+			name, expr, _ := strings.Cut(strings.TrimLeft(rest, " "), " ")
+			filters = append(filters, Filter{N: n, Event: name, Expr: expr})
+			continue
+		}
 		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
 		lines = append(lines, Line{N: n, Text: line})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("read session: %w", err)
+		return nil, nil, nil, fmt.Errorf("read session: %w", err)
 	}
-	return lines, enabled, nil
+	return lines, filters, enabled, nil
 }
 
 // Format is the session file of a registry's events.
@@ -103,7 +118,13 @@ func Format(reg *events.Registry) string {
 	var b strings.Builder
 	b.WriteString(Header + "\n")
 	b.WriteString(reg.Readback(events.DynamicEvents))
-	for _, ev := range reg.Events() {
+	evs := reg.Events()
+	for _, ev := range evs {
+		if ev.Filter != nil {
+			b.WriteString(FilterPrefix + ev.Group + "/" + ev.Name + " " + ev.Filter.Expr + "\n")
+		}
+	}
+	for _, ev := range evs {
 		if ev.Enabled {
 			b.WriteString(EnabledPrefix + ev.Group + "/" + ev.Name + "\n")
 		}

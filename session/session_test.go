@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,10 +14,13 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	data := Header + "\np:kprobes/a vfs_read\n\n# comment\nr10:kprobes/b vfs_write\n" + EnabledPrefix + "kprobes/a\n"
-	lines, enabled, err := Parse([]byte(data))
+	data := Header + "\np:kprobes/a vfs_read\n\n# comment\nr10:kprobes/b vfs_write\n" + FilterPrefix + "kprobes/b common_pid != 1 && comm == \"a b\"\n" + EnabledPrefix + "kprobes/a\n"
+	lines, filters, enabled, err := Parse([]byte(data))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []Filter{{N: 6, Event: "kprobes/b", Expr: `common_pid != 1 && comm == "a b"`}}; !reflect.DeepEqual(filters, want) {
+		t.Errorf("filters = %v, want %v", filters, want)
 	}
 	want := []Line{{N: 2, Text: "p:kprobes/a vfs_read"}, {N: 5, Text: "r10:kprobes/b vfs_write"}}
 	if !reflect.DeepEqual(lines, want) || !reflect.DeepEqual(enabled, []string{"kprobes/a"}) {
@@ -45,7 +49,7 @@ func TestFormatRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, enabled, err := Parse(data)
+	lines, _, enabled, err := Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +70,54 @@ func TestFormatRoundTrip(t *testing.T) {
 	}
 	if _, err := Find(again, "nosuch"); err == nil {
 		t.Error("Find(nosuch) succeeded")
+	}
+}
+
+// TestFiltersKept saves an event's filter with the session and replays
+// it: the reopened session's event has the same filter, set before the
+// event is enabled; a filter the event's format does not take fails the
+// replay with the kernel's message.
+func TestFiltersKept(t *testing.T) {
+	m := vmtest.Model(t, "6.12")
+	reg := events.NewRegistry(m, nil)
+	if err := reg.Exec(events.DynamicEvents, "p:g/w vfs_write count=$arg3:u64"); err != nil {
+		t.Fatal(err)
+	}
+	ev := reg.Event("g", "w")
+	if err := reg.SetFilterText(ev, "count > 100 && comm != \"dd\""); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.SetEnabled(reg.Event("g", "w"), true); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "session")
+	if err := Save(p, Format(reg)); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	st, err := Open(p, events.NewRegistry(m, nil), Replayer{
+		Enable: func(ev *events.Event) error {
+			if ev.Filter == nil {
+				order = append(order, "enabled before its filter")
+			}
+			order = append(order, "enable")
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := st.Reg.Event("g", "w")
+	if got.Filter == nil || got.Filter.Expr != `count > 100 && comm != "dd"` {
+		t.Fatalf("replayed filter = %+v", got.Filter)
+	}
+	if !reflect.DeepEqual(order, []string{"enable"}) {
+		t.Errorf("replay order %v", order)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	os.WriteFile(bad, []byte(Header+"\np:g/w vfs_write\n"+FilterPrefix+"g/w nosuch == 1\n"), 0o644)
+	if _, err := Open(bad, events.NewRegistry(m, nil), Replayer{}); err == nil || !strings.Contains(err.Error(), "Field not found") {
+		t.Errorf("a filter on a missing field replayed: %v", err)
 	}
 }
 

@@ -33,6 +33,9 @@ type Store struct {
 // enable-file paths, so a probe backend attaches what the session enables.
 type Replayer struct {
 	Define func(line string) error
+	// Filter gives an event its filter (nil: through the registry), before
+	// any event is enabled.
+	Filter func(ev *events.Event, expr string) error
 	Enable func(ev *events.Event) error
 }
 
@@ -86,13 +89,25 @@ func (s *Store) replay(r Replayer) error {
 	if r.Enable == nil {
 		r.Enable = func(ev *events.Event) error { return s.Reg.SetEnabled(ev, true) }
 	}
-	lines, enabled, err := Parse(data)
+	if r.Filter == nil {
+		r.Filter = s.Reg.SetFilterText
+	}
+	lines, filters, enabled, err := Parse(data)
 	if err != nil {
 		return fmt.Errorf("session %s: %w", s.Path, err)
 	}
 	for _, l := range lines {
 		if err := r.Define(l.Text); err != nil {
 			return fmt.Errorf("session %s line %d (%s) is not accepted by kernel model %s: %s", s.Path, l.N, l.Text, s.Reg.Model().Release(), writeErrorText(err))
+		}
+	}
+	for _, f := range filters {
+		ev, err := Find(s.Reg, f.Event)
+		if err != nil {
+			return fmt.Errorf("session %s line %d: %w", s.Path, f.N, err)
+		}
+		if err := r.Filter(ev, f.Expr); err != nil {
+			return fmt.Errorf("session %s line %d: filter %s is not accepted by kernel model %s: %w", s.Path, f.N, f.Event, s.Reg.Model().Release(), err)
 		}
 	}
 	for _, name := range enabled {

@@ -105,8 +105,8 @@ func (w *World) DetachAll() {
 }
 
 // Replayer replays a session into w as a script would: each line written
-// to dynamic_events, each enabled event through its enable file (with the
-// live backend it attaches).
+// to dynamic_events, each filter to its event's filter file, each enabled
+// event through its enable file (with the live backend it attaches).
 func (w *World) Replayer() session.Replayer {
 	define := func(line string) error {
 		h, err := w.FS.Open(tracefs.DynamicEvents.String(), os.O_WRONLY|os.O_APPEND)
@@ -128,5 +128,16 @@ func (w *World) Replayer() session.Replayer {
 		}
 		return nil
 	}
-	return session.Replayer{Define: define, Enable: enable}
+	filter := func(ev *events.Event, expr string) error {
+		h, err := w.FS.Open("events/"+ev.Group+"/"+ev.Name+"/filter", os.O_WRONLY|os.O_TRUNC)
+		if err != nil {
+			return fmt.Errorf("open filter: %w", err)
+		}
+		defer h.Close()
+		if _, err := h.Write([]byte(expr + "\n")); err != nil {
+			return fmt.Errorf("write filter: %w", err)
+		}
+		return nil
+	}
+	return session.Replayer{Define: define, Filter: filter, Enable: enable}
 }
