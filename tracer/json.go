@@ -36,25 +36,22 @@ func (d *Decoder) AppendJSON(b []byte, r *Record) []byte {
 	return append(b, "}}\n"...)
 }
 
+// appendJSONValue prints one value of type t at record offset off as
+// JSON. A value that is not a number is the JSON string of its trace text
+// without the quotes around it there; a faulted string is null.
 func (d *Decoder) appendJSONValue(b []byte, r *Record, t *fetchargs.Type, off int) []byte {
 	rec := r.Raw
 	switch t.Name {
-	case "string", "ustring":
-		s, ok := str(rec, off)
-		if !ok {
+	case "string", "ustring", "symstr", "symbol", "char":
+		var buf [128]byte
+		text := d.appendValue(buf[:0], r, t, off)
+		switch {
+		case string(text) == "(fault)": // a value that holds "(fault)" prints quoted
 			return append(b, "null"...)
+		case t.Name != "symbol":
+			text = text[1 : len(text)-1]
 		}
-		return appendJSONString(b, s)
-	case "symstr":
-		addr, ok := symstr(rec, off)
-		if !ok {
-			return append(b, "null"...)
-		}
-		return appendJSONString(b, []byte(d.symbol(addr)))
-	case "symbol":
-		return appendJSONString(b, []byte(d.symbol(raw(rec, off, 8))))
-	case "char":
-		return appendJSONString(b, []byte{byte(raw(rec, off, 1))})
+		return appendJSONString(b, text)
 	}
 	v := raw(rec, off, t.Size)
 	if t.IsSigned {
