@@ -24,3 +24,19 @@ func Entries(reg *events.Registry) []Entry {
 	}
 	return list
 }
+
+// Formats are the format files of the events names name (as Find takes
+// them), by GROUP/EVENT, and those keys in the order of names.
+func Formats(reg *events.Registry, names []string) (formats map[string]string, order []string, err error) {
+	formats = map[string]string{}
+	for _, name := range names {
+		ev, err := Find(reg, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		key := ev.Group + "/" + ev.Name
+		formats[key] = ev.Format()
+		order = append(order, key)
+	}
+	return formats, order, nil
+}

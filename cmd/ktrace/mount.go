@@ -73,15 +73,8 @@ func newMountCmd(g *globals) *cobra.Command {
 				return failf(code, "mount: %w", err)
 			}
 			fmt.Fprintln(stderr, w.Note)
-			if acc.Opts.GrantsOthers(acc.Root) {
-				switch {
-				case !allowOther:
-					fmt.Fprintln(stderr, "ktrace: note: without --allow-other only the invoking user can reach the mount; --uid and --mode grant others nothing")
-				case w.Live:
-					for _, l := range tracefs.AccessWarnings(w.FS, acc.Root) {
-						fmt.Fprintln(stderr, "ktrace: warning: this mount attaches probes to the running kernel: "+l)
-					}
-				}
+			for _, l := range w.AccessNotes(acc, allowOther) {
+				fmt.Fprintln(stderr, l)
 			}
 			fmt.Fprintf(stderr, "ktrace: tracefs (%s) mounted on %s; SIGINT or SIGTERM unmounts\n", e.dialect.Name, dir)
 			if daemonCopy {

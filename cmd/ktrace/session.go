@@ -225,16 +225,9 @@ func newFormatCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			formats := map[string]string{}
-			var order []string
-			for _, name := range args {
-				ev, err := session.Find(s.Reg, name)
-				if err != nil {
-					return failf(exitRejected, "format: %w", err)
-				}
-				key := ev.Group + "/" + ev.Name
-				formats[key] = ev.Format()
-				order = append(order, key)
+			formats, order, err := session.Formats(s.Reg, args)
+			if err != nil {
+				return failf(exitRejected, "format: %w", err)
 			}
 			if g.output == "json" {
 				return writeJSON(cmd.OutOrStdout(), formats)

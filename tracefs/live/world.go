@@ -141,3 +141,24 @@ func (w *World) Replayer() session.Replayer {
 	}
 	return session.Replayer{Define: define, Filter: filter, Enable: enable}
 }
+
+// AccessNotes are the stderr lines of a mount whose options grant users
+// besides the mounting one access: without allowOther (FUSE allow_other)
+// that the options grant nothing, on a live mount who can define probes
+// and read what they record.
+func (w *World) AccessNotes(acc *Access, allowOther bool) []string {
+	if !acc.Opts.GrantsOthers(acc.Root) {
+		return nil
+	}
+	if !allowOther {
+		return []string{"ktrace: note: without --allow-other only the invoking user can reach the mount; --uid and --mode grant others nothing"}
+	}
+	if !w.Live {
+		return nil
+	}
+	var out []string
+	for _, l := range tracefs.AccessWarnings(w.FS, acc.Root) {
+		out = append(out, "ktrace: warning: this mount attaches probes to the running kernel: "+l)
+	}
+	return out
+}
