@@ -28,9 +28,9 @@ func (e *DefineError) Unwrap() error { return e.Err }
 // Select defines lines in reg, each written to its default control file,
 // and returns the events to record: reg's enabled events and the lines'
 // events (a new event, or the event a line adds a probe to), in reg's
-// order, and which of them the lines name. defined, when set, is called
-// after each line is defined.
-func Select(reg *events.Registry, lines []string, defined func(line string)) (evs []*events.Event, named map[*events.Event]bool, err error) {
+// order, and those of them the lines name (what --filter applies to).
+// defined, when set, is called after each line is defined.
+func Select(reg *events.Registry, lines []string, defined func(line string)) (evs, named []*events.Event, err error) {
 	// Events are identified by GROUP/NAME: the registry hands out
 	// snapshots, not the live events.
 	key := func(ev *events.Event) string { return ev.Group + "/" + ev.Name }
@@ -52,11 +52,12 @@ func Select(reg *events.Registry, lines []string, defined func(line string)) (ev
 			defined(line)
 		}
 	}
-	named = map[*events.Event]bool{}
 	for _, ev := range reg.Events() {
 		if want[key(ev)] {
 			evs = append(evs, ev)
-			named[ev] = fromLines[key(ev)]
+		}
+		if fromLines[key(ev)] {
+			named = append(named, ev)
 		}
 	}
 	if len(evs) == 0 {

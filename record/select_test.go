@@ -50,7 +50,7 @@ func TestSelect(t *testing.T) {
 			t.Errorf("events %v, want %v", got, want)
 		}
 	}
-	if named[evs[0]] || !named[evs[1]] || !named[evs[2]] {
+	if len(named) != 2 || named[0] != evs[1] || named[1] != evs[2] {
 		t.Errorf("named by the lines: %v", named)
 	}
 	if len(defined) != 2 {

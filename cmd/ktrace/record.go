@@ -75,12 +75,11 @@ func newRecordCmd(g *globals) *cobra.Command {
 // recordSetup loads the session, adds the LINEs and returns the events
 // to attach: the session's enabled events and the LINEs' events, and
 // which of them the LINEs name.
-func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, []*events.Event, map[*events.Event]bool, error) {
-	s, err := g.loadSession()
-	if err != nil {
+func recordSetup(g *globals, lines []string, stderr io.Writer) (s *loadedSession, evs, named []*events.Event, err error) {
+	if s, err = g.loadSession(); err != nil {
 		return nil, nil, nil, err
 	}
-	evs, fromLines, err := record.Select(s.Reg, lines, func(line string) { reportNeeds(stderr, s.Reg.Model(), line) })
+	evs, named, err = record.Select(s.Reg, lines, func(line string) { reportNeeds(stderr, s.Reg.Model(), line) })
 	var de *record.DefineError
 	switch {
 	case errors.As(err, &de):
@@ -94,7 +93,7 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (*loadedSession, 
 	case err != nil:
 		return nil, nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("record: %w", err)}
 	}
-	return s, evs, fromLines, nil
+	return s, evs, named, nil
 }
 
 func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []string) error {
@@ -113,7 +112,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	defer ring.Close()
 	g.kernel = "host"
 	var setupOut bytes.Buffer
-	s, evs, fromLines, err := recordSetup(g, lines, &setupOut)
+	s, evs, named, err := recordSetup(g, lines, &setupOut)
 	if cerr := <-checked; cerr != nil {
 		return &exitError{code: exitNoAccess, err: fmt.Errorf("record: %w", cerr)}
 	}
@@ -122,12 +121,6 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		return err
 	}
 	if o.filter != "" {
-		var named []*events.Event
-		for _, ev := range evs {
-			if fromLines[ev] {
-				named = append(named, ev)
-			}
-		}
 		if err := record.SetFilters(named, o.filter, s.env.model, grammar.Latest); err != nil {
 			var fe *record.FilterError
 			if errors.As(err, &fe) {
