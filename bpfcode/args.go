@@ -12,6 +12,7 @@ import (
 // R2 (size) and R3 (src) already set. A kernel read of a user address
 // reads user memory on x86_64 (probe_mem_read's TASK_SIZE fallback).
 func (e *emitter) readCall(user, str bool) {
+	user = user || e.p.User
 	kfn, ufn := asm.FnProbeReadKernel, asm.FnProbeReadUser
 	if str {
 		kfn, ufn = asm.FnProbeReadKernelStr, asm.FnProbeReadUserStr
@@ -125,6 +126,15 @@ func (e *emitter) load(op fetchargs.Op) error {
 		e.emit(asm.LoadMem(rVal, rCtx, int16(off), asm.DWord))
 	case fetchargs.OpImm:
 		e.emit(asm.LoadImm(rVal, int64(op.Imm), asm.DWord))
+	case fetchargs.OpFOffs:
+		// translate_user_vaddr(): the file offset in the mapping the
+		// probe was hit in.
+		ipOff, ok := a.Regs[ipReg(a)]
+		if !e.p.User || e.p.Return || !ok {
+			return fmt.Errorf("%s outside a uprobe's entry: %w", op.Code, ErrUnsupported)
+		}
+		e.emit(asm.LoadMem(rVal, rCtx, int16(ipOff), asm.DWord))
+		e.addImm64(rVal, int64(op.Imm)-int64(e.p.FileOffset))
 	case fetchargs.OpArg:
 		return e.loadArg(int(op.Param))
 	case fetchargs.OpEData:

@@ -94,6 +94,12 @@ type ProbeProgram struct {
 	// ring buffer would otherwise feed probes on the functions it calls
 	// (kfree, vfs_read, ...) and fill the ring with its own hits.
 	IgnoreTgid uint32
+	// User compiles a uprobe program: every memory read (dereferences,
+	// strings, $stackN) reads the probed process's memory, the record's
+	// __probe_ip is the address the process hit (regs->ip), and @+OFFS
+	// reads at that address minus FileOffset plus OFFS.
+	User       bool
+	FileOffset uint64
 	// Cookie compiles a program that serves several probes of the same
 	// shape, attached through one multi link whose attach cookie is the
 	// probe's index: Index, EventID and IP are then read at run time
@@ -467,7 +473,18 @@ func (e *emitter) header() error {
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
 	)
-	if e.p.Cookie {
+	if e.p.User {
+		ipOff, ok := e.p.Arch.Regs[ipReg(e.p.Arch)]
+		if !ok {
+			return fmt.Errorf("fetchargs: compile: %s has no instruction pointer register", e.p.Arch.Name)
+		}
+		// The uprobe handler has moved regs->ip back to the probed
+		// address.
+		e.emit(
+			asm.LoadMem(asm.R1, rCtx, int16(ipOff), asm.DWord),
+			asm.StoreMem(rBuf, recOff(8), asm.R1, asm.DWord),
+		)
+	} else if e.p.Cookie {
 		// The IP came from the Probes map above.
 	} else if e.p.IP != 0 && e.p.EndbrIP && !e.p.Return && !e.p.RawTracepoint {
 		keep := e.newLabel()

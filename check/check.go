@@ -56,14 +56,18 @@ func New(m *kernel.Model, d *grammar.Dialect, sequence bool) *Checker {
 	return c
 }
 
-// DefaultFile is the control file a line goes to when none is given: the
-// kprobe lines (and removals) to kprobe_events, everything else to
-// dynamic_events.
+// DefaultFile is the control file a line goes to when none is given:
+// p and r lines whose place is a path ("/bin/bash:0x4f0", any place with
+// a '/') to uprobe_events, the other p and r lines (and removals) to
+// kprobe_events, everything else to dynamic_events.
 func DefaultFile(line string) events.File {
-	if line != "" && (line[0] == 'p' || line[0] == 'r' || line[0] == '-') {
-		return events.KprobeEvents
+	if line == "" || (line[0] != 'p' && line[0] != 'r' && line[0] != '-') {
+		return events.DynamicEvents
 	}
-	return events.DynamicEvents
+	if f := strings.Fields(line); line[0] != '-' && len(f) > 1 && strings.Contains(f[1], "/") {
+		return events.UprobeEvents
+	}
+	return events.KprobeEvents
 }
 
 // Check writes line to control file f as one write(2) of the line and a

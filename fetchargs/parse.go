@@ -65,6 +65,24 @@ type parser struct {
 
 func (p *parser) log(off int, c grammar.Code) { p.lg.log(off, c) }
 
+// fileOffsTwice reports whether the kernel that runs the probe (the
+// model's release, else the dialect's) reads @+OFFS at twice the offset:
+// releases from 6.5 on.
+func (p *parser) fileOffsTwice() bool {
+	major, minor := 0, 0
+	if p.c.Model != nil {
+		major, minor, _ = p.c.Model.KernelVersion()
+	}
+	if major == 0 {
+		d := p.c.Dialect
+		if d == nil {
+			d = grammar.Latest
+		}
+		major, minor = d.Major, d.Minor
+	}
+	return major > 6 || (major == 6 && minor >= 5)
+}
+
 // Parse parses and type-checks one argument token (the kernel's
 // traceprobe_parse_probe_arg): index is its position in the expanded
 // argument list and prev the arguments already accepted for this probe.
@@ -393,9 +411,16 @@ func (p *parser) parseProbeArg(f *grammar.FetchArg, end int, pc *int) syscall.Er
 				return e
 			}
 			ins[code] = Op{Code: OpFOffs, Imm: uint64(v)}
-			// The kernel reuses the file offset as the offset of the
-			// dereference that follows (it reads at base + 2*OFFS).
-			derefOff = v
+			// The parser of the 6.5 rework reuses the file offset as
+			// the offset of the dereference that follows, reading at
+			// base + 2*OFFS (6.12.95 does; 6.1.192 reads at base +
+			// OFFS; checked in the VM with "f=@+0x10:u64" beside
+			// "@BASE+0x10" and "@BASE+0x20"). What is read is the
+			// running kernel's doing, whatever syntax the line is
+			// read with.
+			if p.fileOffsTwice() {
+				derefOff = v
+			}
 		default:
 			if p.flags&flKernel == 0 {
 				p.log(p.offset, grammar.ErrSymOnUprobe)

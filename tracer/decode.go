@@ -172,9 +172,15 @@ func (d *Decoder) appendIPSym(b []byte, ip uint64, offset bool) []byte {
 }
 
 // AppendIP appends the probe part inside the parentheses of a trace line:
-// "SYM+0xOFF/0xSIZE", or "CALLER+0xOFF/0xSIZE <- FUNC" for return probes.
+// "SYM+0xOFF/0xSIZE", "CALLER+0xOFF/0xSIZE <- FUNC" for return probes, or
+// the user address ("0x4a16e0") for uprobes.
 func (d *Decoder) AppendIP(b []byte, r *Record) []byte {
 	ip := binary.LittleEndian.Uint64(r.Raw[8:])
+	if r.Probe.Probe.Uprobe != nil {
+		// print_uprobe_event: the user address, in hex.
+		b = append(b, "0x"...)
+		return strconv.AppendUint(b, ip, 16)
+	}
 	if r.Probe.Layout.Return {
 		ret := binary.LittleEndian.Uint64(r.Raw[16:])
 		b = d.appendIPSym(b, ret, true)

@@ -102,9 +102,9 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 	p := &Plan{PlanOptions: opts}
 	burst := fetchargs.HeaderSize // bytes of the largest event in a burst
 	for _, ev := range evs {
-		if ev.Kind.IsUprobe() || ev.Kind == events.Eprobe {
-			// Emulated only: the backend has no uprobe or event probe
-			// programs yet.
+		if ev.Kind == events.Uretprobe || ev.Kind == events.Eprobe {
+			// Emulated only: the backend has no uretprobe or event
+			// probe programs yet.
 			return nil, fmt.Errorf("tracer: %s/%s: tracing %s events: %w", ev.Group, ev.Name, ev.Kind, syscall.EOPNOTSUPP)
 		}
 		for _, pr := range ev.Probes {
@@ -160,6 +160,9 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 }
 
 func place(pr *events.Probe) string {
+	if u := pr.Uprobe; u != nil {
+		return fmt.Sprintf("%s:0x%x", u.Path, u.Offset)
+	}
 	if pr.Symbol != "" {
 		if pr.Offset != 0 {
 			return fmt.Sprintf("%s+%d", pr.Symbol, pr.Offset)
@@ -227,6 +230,9 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		Follow:        plan.Follow,
 		Filter:        pr.Event.Filter,
 		ScratchSize:   plan.ScratchSize,
+	}
+	if u := pr.Probe.Uprobe; u != nil {
+		pp.User, pp.FileOffset, pp.IP = true, u.Offset, 0
 	}
 	if tp {
 		ip, err := stubIP(m, pr.Probe.Symbol)

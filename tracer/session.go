@@ -281,6 +281,9 @@ func target(m *kernel.Model, p *events.Probe) (string, uint64, error) {
 func (g *Group) attach(cfg Config, p *Probe) error {
 	ev, pr := p.Event, p.Probe
 	where := fmt.Sprintf("%s/%s at %s", ev.Group, ev.Name, place(pr))
+	if u := pr.Uprobe; u != nil {
+		return g.attachUprobe(p, u, where)
+	}
 	sym, off, err := target(cfg.Model, pr)
 	if err != nil {
 		return fmt.Errorf("tracer: %s: %w", where, err)
@@ -341,6 +344,30 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	default:
 		l, err = link.Kprobe(sym, prog, opts)
 	}
+	if err != nil {
+		return fmt.Errorf("tracer: attaching %s: %w", where, err)
+	}
+	g.links = append(g.links, l)
+	return nil
+}
+
+// attachUprobe attaches a uprobe's program through the perf uprobe PMU at
+// the probe's file offset in its file, with the kernel's reference counter
+// (an SDT semaphore) when the line gave one.
+func (g *Group) attachUprobe(p *Probe, u *events.UprobePlace, where string) error {
+	if u.Offset == 0 {
+		// The library takes a zero address for "look the symbol up".
+		return fmt.Errorf("tracer: %s: a uprobe at file offset 0: %w", where, ErrNotSupported)
+	}
+	ex, err := link.OpenExecutable(u.Path)
+	if err != nil {
+		return fmt.Errorf("tracer: %s: %w", where, err)
+	}
+	prog, err := g.load(p.Main, false)
+	if err != nil {
+		return fmt.Errorf("tracer: loading %s: %w", where, err)
+	}
+	l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: u.Offset, RefCtrOffset: u.RefCtr})
 	if err != nil {
 		return fmt.Errorf("tracer: attaching %s: %w", where, err)
 	}

@@ -98,6 +98,12 @@ func (d traceDef) event() string {
 	return name
 }
 
+// uprobe reports whether the line is a uprobe: its place is PATH:OFFSET.
+func (d traceDef) uprobe() bool {
+	f := strings.Fields(d.line)
+	return len(f) > 1 && strings.HasPrefix(f[1], "/")
+}
+
 func (d traceDef) kernelAccepts(k string) bool {
 	for _, x := range d.kernels {
 		if x == k {
@@ -193,12 +199,15 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ..
 			continue
 		}
 		file := "kprobe_events"
-		if d.line[0] == 'f' || d.line[0] == 't' {
+		switch {
+		case d.line[0] == 'f' || d.line[0] == 't':
 			file = "dynamic_events"
+		case d.uprobe():
+			file = "uprobe_events"
 		}
 		fmt.Fprintf(&sc, "echo %s >> %s || { printf '@@%%s %%s\\n' REJECTED %s; cat error_log; }\n", shQuote(d.line), file, d.event())
 	}
-	sc.WriteString("for e in events/kprobes/enable events/fprobes/enable events/tracepoints/enable; do [ -e $e ] && echo 1 > $e; done\n")
+	sc.WriteString("for e in events/kprobes/enable events/fprobes/enable events/tracepoints/enable events/uprobes/enable; do [ -e $e ] && echo 1 > $e; done\n")
 	sc.WriteString("echo > trace; echo 1 > tracing_on\n")
 	sc.WriteString("/bin/ktrace --kernel host record -w /tmp/kt.txt")
 	for _, f := range recordFlags {

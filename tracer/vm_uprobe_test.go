@@ -1,0 +1,86 @@
+package tracer
+
+import (
+	"bytes"
+	"debug/elf"
+	"debug/gosym"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
+)
+
+// fileOffset returns the file offset of the code of Go function fn in the
+// ELF executable b (stripped: the function table of .gopclntab names it):
+// what a uprobe line names.
+func fileOffset(t *testing.T, b []byte, fn string) uint64 {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		t.Fatal("workload: no .gopclntab or .text")
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fun := tab.LookupFunc(fn)
+	if fun == nil {
+		t.Fatalf("no function %s in the workload", fn)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && fun.Entry >= p.Vaddr && fun.Entry < p.Vaddr+p.Filesz {
+			return fun.Entry - p.Vaddr + p.Off
+		}
+	}
+	t.Fatalf("%s at %#x is in no loaded segment", fn, fun.Entry)
+	return 0
+}
+
+// TestUprobeRecordVM traces uprobes on the workload (a static Go
+// executable) with the kernel's tracer and ktrace record at the same time,
+// on both pinned kernels, and requires the same bodies and the same
+// "(0xADDR)" part, hit for hit: registers (Go's register ABI), the user
+// stack, user memory, arrays, $comm and @+FILE_OFFSET (which 6.12 reads
+// at twice the offset, 6.1 at the offset).
+func TestUprobeRecordVM(t *testing.T) {
+	_, wl := guestBinaries(t)
+	openat := fileOffset(t, wl, "syscall.openat")
+	mainFn := fileOffset(t, wl, "main.main")
+	defs := []traceDef{
+		{line: fmt.Sprintf("p:u_open /bin/workload:0x%x dirfd=%%ax:s64 len=%%cx flags=%%di:x32 mode=%%si:u16 c0=+0(%%bx):u8 head=+0(%%bx):x8[4] ret=$stack0 sp=+8(%%sp):x64 c=$comm", openat), kernels: both},
+		{line: fmt.Sprintf("p:u_main /bin/workload:0x%x f=@+0x10:u64 hdr=@+0:x32 s=$stack c=$comm", mainFn), kernels: both},
+	}
+	ks, err := vmtest.PinnedKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		r := runTraceBoot(t, k, defs)
+		for _, d := range defs {
+			ev := d.event()
+			got, want := r.ktrace[ev], r.kernel[ev]
+			if len(want) == 0 || len(got) != len(want) {
+				t.Errorf("%s: %s: ktrace %d hits, kernel %d\n%s", k.Name, ev, len(got), len(want), r.summary)
+				continue
+			}
+			for i := range got {
+				if got[i].body != want[i].body || got[i].ip != want[i].ip {
+					t.Errorf("%s: %s hit %d:\n ktrace (%s)%s\n kernel (%s)%s", k.Name, ev, i, got[i].ip, got[i].body, want[i].ip, want[i].body)
+				}
+			}
+			if !strings.HasPrefix(want[0].ip, "0x") {
+				t.Errorf("%s: %s: kernel ip %q", k.Name, ev, want[0].ip)
+			}
+			t.Logf("%s: %s: %d hits equal, e.g. (%s)%s", k.Name, ev, len(got), got[0].ip, got[0].body)
+		}
+	}
+}
