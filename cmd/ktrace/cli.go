@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
+	"github.com/ktrace-dev/ktrace/internal/complete"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/spf13/cobra"
 )
@@ -38,22 +35,7 @@ func noFileComp(vals []string) ([]string, cobra.ShellCompDirective) {
 // registerFlagCompletions completes the global flags' values.
 func registerFlagCompletions(root *cobra.Command) {
 	root.RegisterFlagCompletionFunc("kernel", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		vals := []string{"host\tthe running kernel", "embedded\tthe 6.12.95 snapshot built into ktrace"}
-		// Snapshot directories: those holding kallsyms and version.
-		dir, base := filepath.Split(toComplete)
-		d := dir
-		if d == "" {
-			d = "."
-		}
-		if ents, err := os.ReadDir(d); err == nil {
-			for _, e := range ents {
-				if !e.IsDir() || !strings.HasPrefix(e.Name(), base) {
-					continue
-				}
-				vals = append(vals, dir+e.Name()+"/")
-			}
-		}
-		return vals, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		return complete.Kernels(toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})
 	root.RegisterFlagCompletionFunc("syntax", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return noFileComp([]string{"kernel\tthe model's release", "latest\t6.12's syntax on any model"})
@@ -64,34 +46,25 @@ func registerFlagCompletions(root *cobra.Command) {
 }
 
 // completeFuncs completes function names of the model ('ktrace funcs',
-// 'ktrace args', the place of a probe line).
+// 'ktrace args').
 func completeFuncs(g *globals) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		m, err := kernel.Open(g.kernel)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
-		return noFileComp(m.FuncNamesWithPrefix(toComplete, 2000))
-	}
+	return withModel(g, complete.Funcs)
 }
 
 // completeLine completes a probe line's last word with function names
 // when it is the probe place ("p:ev vfs_re" -> "p:ev vfs_read").
 func completeLine(g *globals) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return withModel(g, complete.Line)
+}
+
+// withModel completes with the candidates f finds in the model.
+func withModel(g *globals, f func(*kernel.Model, string) []string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		words := strings.Split(toComplete, " ")
-		if len(words) != 2 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
 		m, err := kernel.Open(g.kernel)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		var out []string
-		for _, n := range m.FuncNamesWithPrefix(words[1], 2000) {
-			out = append(out, words[0]+" "+n)
-		}
-		return noFileComp(out)
+		return noFileComp(f(m, toComplete))
 	}
 }
 
@@ -103,16 +76,6 @@ func completeEvents(g *globals, want func(enabled bool) bool) func(*cobra.Comman
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		var out []string
-		for _, ev := range s.Reg.Events() {
-			name := ev.Group + "/" + ev.Name
-			if want != nil && !want(ev.Enabled) || slices.Contains(args, name) {
-				continue
-			}
-			if strings.HasPrefix(name, toComplete) {
-				out = append(out, name)
-			}
-		}
-		return noFileComp(out)
+		return noFileComp(complete.Events(s.Reg, toComplete, args, want))
 	}
 }
