@@ -129,11 +129,18 @@ func (e *emitter) load(op fetchargs.Op) error {
 	case fetchargs.OpFOffs:
 		// translate_user_vaddr(): the file offset in the mapping the
 		// probe was hit in.
-		ipOff, ok := a.Regs[ipReg(a)]
-		if !e.p.User || e.p.Return || !ok {
-			return fmt.Errorf("%s outside a uprobe's entry: %w", op.Code, ErrUnsupported)
+		if !e.p.User {
+			return fmt.Errorf("%s outside a uprobe: %w", op.Code, ErrUnsupported)
 		}
-		e.emit(asm.LoadMem(rVal, rCtx, int16(ipOff), asm.DWord))
+		var err error
+		if e.p.Return {
+			err = e.entryIP()
+		} else {
+			err = e.loadIP()
+		}
+		if err != nil {
+			return err
+		}
 		e.addImm64(rVal, int64(op.Imm)-int64(e.p.FileOffset))
 	case fetchargs.OpArg:
 		return e.loadArg(int(op.Param))

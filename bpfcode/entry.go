@@ -72,6 +72,28 @@ func (e *emitter) loadEntryData() error {
 	return nil
 }
 
+// loadIP loads the probed address (regs->ip at a uprobe's hit) into rVal.
+func (e *emitter) loadIP() error {
+	off, ok := e.p.Arch.Regs[ipReg(e.p.Arch)]
+	if !ok {
+		return fmt.Errorf("fetchargs: compile: %s has no instruction pointer register", e.p.Arch.Name)
+	}
+	e.emit(asm.LoadMem(rVal, rCtx, int16(off), asm.DWord))
+	return nil
+}
+
+// entryIP loads the probed address a uretprobe's entry program saved into
+// rVal (0 when the entry was missed).
+func (e *emitter) entryIP() error {
+	for i, n := range e.p.Layout.EntrySlots {
+		if n == fetchargs.EntryIPSlot {
+			e.emit(asm.LoadMem(rVal, rBuf, int16(e.entryDataOff()+8*i), asm.DWord))
+			return nil
+		}
+	}
+	return fmt.Errorf("fetchargs: compile: a uretprobe without its entry address slot")
+}
+
 // CompileEntry returns the entry program of a return probe that uses
 // entry data ($argN or BTF arguments on a kretprobe or fprobe exit): it
 // pushes the function's arguments for the return program, keyed by thread
@@ -103,7 +125,11 @@ func CompileEntry(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	// The slots, built at the start of the scratch value.
 	for i := 0; i*8 < p.EntryDataSize; i++ {
 		if i < len(slots) {
-			if err := e.loadArg(slots[i]); err != nil {
+			if slots[i] == fetchargs.EntryIPSlot {
+				if err := e.loadIP(); err != nil {
+					return nil, err
+				}
+			} else if err := e.loadArg(slots[i]); err != nil {
 				return nil, err
 			}
 			e.emit(asm.StoreMem(rBuf, int16(8*i), rVal, asm.DWord))

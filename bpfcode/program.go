@@ -97,7 +97,9 @@ type ProbeProgram struct {
 	// User compiles a uprobe program: every memory read (dereferences,
 	// strings, $stackN) reads the probed process's memory, the record's
 	// __probe_ip is the address the process hit (regs->ip), and @+OFFS
-	// reads at that address minus FileOffset plus OFFS.
+	// reads at that address minus FileOffset plus OFFS. A uretprobe
+	// (Return) takes that address from its entry program's
+	// fetchargs.EntryIPSlot.
 	User       bool
 	FileOffset uint64
 	// Cookie compiles a program that serves several probes of the same
@@ -218,6 +220,14 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		if err := e.loadEntryData(); err != nil {
 			return nil, err
 		}
+	}
+	if p.User && p.Return {
+		// A uretprobe's record names the probed function: the address
+		// its entry was hit at.
+		if err := e.entryIP(); err != nil {
+			return nil, err
+		}
+		e.emit(asm.StoreMem(rBuf, recOff(8), rVal, asm.DWord))
 	}
 	if e.reserve {
 		e.zeroArgs()
@@ -473,7 +483,10 @@ func (e *emitter) header() error {
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
 	)
-	if e.p.User {
+	if e.p.User && e.p.Return {
+		// The function's address comes from the entry data (Compile);
+		// the return address is stored below.
+	} else if e.p.User {
 		ipOff, ok := e.p.Arch.Regs[ipReg(e.p.Arch)]
 		if !ok {
 			return fmt.Errorf("fetchargs: compile: %s has no instruction pointer register", e.p.Arch.Name)

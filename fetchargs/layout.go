@@ -59,9 +59,14 @@ type Layout struct {
 	// for non-string arguments).
 	SlotOf []int
 	// EntrySlots are the function arguments a return probe saves at entry
-	// (EntryArgs), slot i at byte 8*i.
+	// (EntryArgs), slot i at byte 8*i, and EntryIPSlot.
 	EntrySlots []int
 }
+
+// EntryIPSlot is the entry slot of the address a probe was hit at: what a
+// uretprobe's record names as the function ("(RET <- FUNC)") and what its
+// @+FILE_OFFSET reads relative to.
+const EntryIPSlot = -1
 
 // NewLayout computes the record layout of a probe with these arguments.
 func NewLayout(args []*Arg, ret bool) (*Layout, error) {

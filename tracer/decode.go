@@ -173,11 +173,17 @@ func (d *Decoder) appendIPSym(b []byte, ip uint64, offset bool) []byte {
 
 // AppendIP appends the probe part inside the parentheses of a trace line:
 // "SYM+0xOFF/0xSIZE", "CALLER+0xOFF/0xSIZE <- FUNC" for return probes, or
-// the user address ("0x4a16e0") for uprobes.
+// user addresses for uprobes ("0x4a16e0", "0x4a1445 <- 0x493d80").
 func (d *Decoder) AppendIP(b []byte, r *Record) []byte {
 	ip := binary.LittleEndian.Uint64(r.Raw[8:])
 	if r.Probe.Probe.Uprobe != nil {
-		// print_uprobe_event: the user address, in hex.
+		// print_uprobe_event: user addresses in hex, the return address
+		// first for uretprobes.
+		if r.Probe.Layout.Return {
+			b = append(b, "0x"...)
+			b = strconv.AppendUint(b, binary.LittleEndian.Uint64(r.Raw[16:]), 16)
+			b = append(b, " <- "...)
+		}
 		b = append(b, "0x"...)
 		return strconv.AppendUint(b, ip, 16)
 	}

@@ -102,9 +102,9 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 	p := &Plan{PlanOptions: opts}
 	burst := fetchargs.HeaderSize // bytes of the largest event in a burst
 	for _, ev := range evs {
-		if ev.Kind == events.Uretprobe || ev.Kind == events.Eprobe {
-			// Emulated only: the backend has no uretprobe or event
-			// probe programs yet.
+		if ev.Kind == events.Eprobe {
+			// Emulated only: the backend has no event probe programs
+			// yet.
 			return nil, fmt.Errorf("tracer: %s/%s: tracing %s events: %w", ev.Group, ev.Name, ev.Kind, syscall.EOPNOTSUPP)
 		}
 		for _, pr := range ev.Probes {
@@ -118,6 +118,11 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			l, err := fetchargs.NewLayout(args, ev.Kind.IsReturn())
 			if err != nil {
 				return nil, fmt.Errorf("tracer: %s/%s: %w", ev.Group, ev.Name, err)
+			}
+			if ev.Kind == events.Uretprobe {
+				// Its entry program saves the address the function
+				// was entered at.
+				l.EntrySlots = append(l.EntrySlots, fetchargs.EntryIPSlot)
 			}
 			pp := &Probe{Index: opts.FirstIndex + uint32(len(p.Probes)), Event: ev, Probe: pr, Layout: l}
 			p.Probes = append(p.Probes, pp)

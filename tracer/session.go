@@ -351,9 +351,10 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	return nil
 }
 
-// attachUprobe attaches a uprobe's program through the perf uprobe PMU at
-// the probe's file offset in its file, with the kernel's reference counter
-// (an SDT semaphore) when the line gave one.
+// attachUprobe attaches a uprobe's program (a uretprobe's, and its entry
+// program) through the perf uprobe PMU at the probe's file offset in its
+// file, with the kernel's reference counter (an SDT semaphore) when the
+// line gave one.
 func (g *Group) attachUprobe(p *Probe, u *events.UprobePlace, where string) error {
 	if u.Offset == 0 {
 		// The library takes a zero address for "look the symbol up".
@@ -363,11 +364,28 @@ func (g *Group) attachUprobe(p *Probe, u *events.UprobePlace, where string) erro
 	if err != nil {
 		return fmt.Errorf("tracer: %s: %w", where, err)
 	}
+	opts := &link.UprobeOptions{Address: u.Offset, RefCtrOffset: u.RefCtr}
+	// A uretprobe's entry half goes first, so no return misses it.
+	if p.Entry != nil {
+		prog, err := g.load(p.Entry, false)
+		if err != nil {
+			return fmt.Errorf("tracer: loading the entry program of %s: %w", where, err)
+		}
+		l, err := ex.Uprobe("", prog, opts)
+		if err != nil {
+			return fmt.Errorf("tracer: attaching the entry of %s: %w", where, err)
+		}
+		g.links = append(g.links, l)
+	}
 	prog, err := g.load(p.Main, false)
 	if err != nil {
 		return fmt.Errorf("tracer: loading %s: %w", where, err)
 	}
-	l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: u.Offset, RefCtrOffset: u.RefCtr})
+	attach := ex.Uprobe
+	if p.Event.Kind == events.Uretprobe {
+		attach = ex.Uretprobe
+	}
+	l, err := attach("", prog, opts)
 	if err != nil {
 		return fmt.Errorf("tracer: attaching %s: %w", where, err)
 	}

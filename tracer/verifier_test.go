@@ -173,7 +173,7 @@ func TestVerifierAcceptsCorpus(t *testing.T) {
 		var evs []*events.Event
 		for _, ev := range reg.Events() {
 			switch ev.Kind {
-			case events.Uretprobe, events.Eprobe, events.Synthetic:
+			case events.Eprobe, events.Synthetic:
 				// The tracer has no programs for these kinds yet
 				// (enabling one fails with EOPNOTSUPP).
 				untraced++
@@ -207,7 +207,7 @@ func TestVerifierAcceptsCorpus(t *testing.T) {
 			t.Errorf("%s#%d %q: %v", g.Corpus, g.Index, g.Line, err)
 		}
 	}
-	t.Logf("verifier of %s accepted %d probe programs (+%d entry programs); %d pending probes not compiled; %d events of kinds the tracer does not run (uretprobe, eprobe, synthetic); %d lines refused by the model", kernelRelease(), loaded, entries, skipped, untraced, refused)
+	t.Logf("verifier of %s accepted %d probe programs (+%d entry programs); %d pending probes not compiled; %d events of kinds the tracer does not run (eprobe, synthetic); %d lines refused by the model", kernelRelease(), loaded, entries, skipped, untraced, refused)
 	if loaded == 0 {
 		t.Fatal("no programs loaded")
 	}

@@ -48,9 +48,10 @@ func fileOffset(t *testing.T, b []byte, fn string) uint64 {
 // TestUprobeRecordVM traces uprobes on the workload (a static Go
 // executable) with the kernel's tracer and ktrace record at the same time,
 // on both pinned kernels, and requires the same bodies and the same
-// "(0xADDR)" part, hit for hit: registers (Go's register ABI), the user
-// stack, user memory, arrays, $comm and @+FILE_OFFSET (which 6.12 reads
-// at twice the offset, 6.1 at the offset).
+// "(0xADDR)" or "(0xRET <- 0xFUNC)" part, hit for hit: registers (Go's
+// register ABI), the user stack, user memory, arrays, $comm, $retval and
+// @+FILE_OFFSET (which 6.12 reads at twice the offset, 6.1 at the
+// offset).
 func TestUprobeRecordVM(t *testing.T) {
 	_, wl := guestBinaries(t)
 	openat := fileOffset(t, wl, "syscall.openat")
@@ -58,6 +59,7 @@ func TestUprobeRecordVM(t *testing.T) {
 	defs := []traceDef{
 		{line: fmt.Sprintf("p:u_open /bin/workload:0x%x dirfd=%%ax:s64 len=%%cx flags=%%di:x32 mode=%%si:u16 c0=+0(%%bx):u8 head=+0(%%bx):x8[4] ret=$stack0 sp=+8(%%sp):x64 c=$comm", openat), kernels: both},
 		{line: fmt.Sprintf("p:u_main /bin/workload:0x%x f=@+0x10:u64 hdr=@+0:x32 s=$stack c=$comm", mainFn), kernels: both},
+		{line: fmt.Sprintf("r:u_oret /bin/workload:0x%x fd=$retval:s64 c=$comm f=@+0x10:u64 ax=%%ax", openat), kernels: both},
 	}
 	ks, err := vmtest.PinnedKernels()
 	if err != nil {
