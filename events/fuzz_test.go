@@ -8,7 +8,8 @@ import (
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
-// FuzzLine runs arbitrary lines through a fresh 6.12 registry. Exec must
+// FuzzLine runs arbitrary lines (every kind of dynamic event) through a
+// fresh 6.12 registry. Exec must
 // never panic, and whatever it accepts must read back as lines that, run
 // on another fresh registry, read back identically (the readback is a
 // fixed point of the parser).
@@ -19,6 +20,11 @@ func FuzzLine(f *testing.F) {
 		"p 0xffffffff8143f690", "p nomod:foo $arg1", "-:ev", "f vfs_read $arg*", "t sched_switch prev->pid",
 		"f vfs_read%return $retval", "p:ev vfs_read \\\"x\" $comm +0(%si):string[2]", "p1 x", "r0 x",
 		"p:a.b vfs_read", "p vfs_read a=@jiffies", "pxyz:ev ksys_read fd count",
+		// Uprobes, event probes and synthetic events (dynamic_events).
+		"p:up /proc/self/exe:0x10 %ax +0(%sp):u64 @+8:x32 $stack1 $comm",
+		"r:ur /proc/self/exe:0x20 $retval:s32", "p /proc/self/exe:0x10(0x8)", "p /proc/self/exe:0x10%return",
+		"e:ep sched.sched_switch prev=$prev_pid:s32 if next_pid == 0", "e sched/sched_wakeup $pid $comm:string",
+		"s:lat u64 delta; pid_t pid", "s:synthetic/s2 char c[16]; unsigned int n",
 	} {
 		f.Add(s, false)
 		f.Add(s, true)
