@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/filter"
 )
 
 // readCall emits a bpf_probe_read_{kernel,user}[_str] call with R1 (dst),
@@ -144,6 +145,8 @@ func (e *emitter) load(op fetchargs.Op) error {
 		e.addImm64(rVal, int64(op.Imm)-int64(e.p.FileOffset))
 	case fetchargs.OpArg:
 		return e.loadArg(int(op.Param))
+	case fetchargs.OpTPArg:
+		return e.loadEventField(op)
 	case fetchargs.OpEData:
 		slot := -1
 		for i, n := range e.p.Layout.EntrySlots {
@@ -285,4 +288,63 @@ func (e *emitter) bitfield(dst, size int, bf fetchargs.Op) {
 		e.emit(asm.Mov.Imm(asm.R1, 0))
 	}
 	e.emit(asm.StoreMem(rBuf, recOff(dst), asm.R1, sz))
+}
+
+// loadEventField loads field $FIELD of an event probe's attached record
+// into rVal as get_event_field does: the address of a string field's text
+// (a __data_loc or __rel_loc string's data, a char array itself), for a
+// "char *" field with EventPtrByte the pointer's first byte (6.12 reads
+// that, not the pointer: "fn=0x80" for a pointer ending in 0x80), else
+// the field's value by its size, sign-extended when the field is signed,
+// eight bytes for sizes other than 1, 2 and 4.
+func (e *emitter) loadEventField(op fetchargs.Op) error {
+	if !e.p.EventRecord || int(op.Param) >= len(e.p.EventFields) {
+		return fmt.Errorf("%s outside an event probe: %w", op, ErrUnsupported)
+	}
+	f := e.p.EventFields[op.Param]
+	// The record's address, stored as a number by the header.
+	rec := func(r asm.Register) { e.emit(asm.LoadMem(r, rBuf, recOff(8), asm.DWord)) }
+	// read loads n bytes at the record's address + off into rVal.
+	read := func(off, n int) {
+		rec(asm.R3)
+		e.emit(
+			asm.Add.Imm(asm.R3, int32(off)),
+			zeroDWord(asm.R10, stkTmp),
+			asm.Mov.Reg(asm.R1, asm.R10),
+			asm.Add.Imm(asm.R1, stkTmp),
+			asm.Mov.Imm(asm.R2, int32(n)),
+			asm.FnProbeReadKernel.Call(),
+			asm.LoadMem(rVal, asm.R10, stkTmp, asm.DWord),
+		)
+	}
+	switch filter.ClassOf(f.Type, false) {
+	case filter.DynString, filter.RelDynString:
+		read(f.Offset, 4)
+		e.emit(asm.And.Imm(rVal, 0xffff))
+		rec(asm.R1)
+		e.emit(asm.Add.Reg(rVal, asm.R1))
+		if filter.ClassOf(f.Type, false) == filter.RelDynString {
+			e.emit(asm.Add.Imm(rVal, int32(f.Offset)))
+		}
+		return nil
+	case filter.StaticString:
+		rec(rVal)
+		e.emit(asm.Add.Imm(rVal, int32(f.Offset)))
+		return nil
+	case filter.PtrString:
+		if e.p.EventPtrByte {
+			read(f.Offset, 1)
+			return nil
+		}
+	}
+	switch f.Size {
+	case 1, 2, 4:
+		read(f.Offset, f.Size)
+		if f.Signed {
+			e.signExtend(rVal, f.Size)
+		}
+	default:
+		read(f.Offset, 8)
+	}
+	return nil
 }

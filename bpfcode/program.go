@@ -94,6 +94,17 @@ type ProbeProgram struct {
 	// ring buffer would otherwise feed probes on the functions it calls
 	// (kfree, vfs_read, ...) and fill the ring with its own hits.
 	IgnoreTgid uint32
+	// EventRecord compiles an event probe's program: a BPF tracepoint
+	// program on the attached event, whose context is that event's record
+	// and EventFields its fields. $FIELD reads a field as the kernel's
+	// get_event_field does. The trace line shows no probe address: the
+	// record's address slot carries the attached record's address, which
+	// string fields are read relative to.
+	EventRecord bool
+	EventFields []fetchargs.EventField
+	// EventPtrByte: a "char *" field reads as the pointer's first byte
+	// (zero-extended), as on 6.12; 6.1 reads the whole pointer.
+	EventPtrByte bool
 	// User compiles a uprobe program: every memory read (dereferences,
 	// strings, $stackN) reads the probed process's memory, the record's
 	// __probe_ip is the address the process hit (regs->ip), and @+OFFS
@@ -467,7 +478,7 @@ func (e *emitter) header() error {
 	if e.p.RawTracepoint && e.p.IP == 0 {
 		return fmt.Errorf("fetchargs: compile: a tracepoint program needs its IP")
 	}
-	if ok && e.p.Arch.Name == "x86_64" && !e.p.RawTracepoint {
+	if ok && e.p.Arch.Name == "x86_64" && !e.p.RawTracepoint && !e.p.EventRecord {
 		// TRACE_FLAG_IRQS_OFF when EFLAGS.IF (bit 9) is clear.
 		e.emit(
 			asm.LoadMem(asm.R1, rCtx, int16(flagsOff), asm.DWord),
@@ -483,7 +494,11 @@ func (e *emitter) header() error {
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(rBuf, 32, asm.R0, asm.DWord),
 	)
-	if e.p.User && e.p.Return {
+	if e.p.EventRecord {
+		// The attached record's address, as a number: $FIELD reads of
+		// string fields add to it.
+		e.emit(asm.StoreMem(rBuf, recOff(8), rCtx, asm.DWord))
+	} else if e.p.User && e.p.Return {
 		// The function's address comes from the entry data (Compile);
 		// the return address is stored below.
 	} else if e.p.User {

@@ -84,11 +84,12 @@ func (r *Registry) createEprobe(argv []string) createResult {
 		}
 	}
 
+	att.Fields = eventFields(format)
 	ctx := &fetchargs.Context{
 		Model:   r.model,
 		Dialect: r.dialect,
 		Kind:    fetchargs.EProbe,
-		Fields:  eventFields(format),
+		Fields:  att.Fields,
 	}
 	argc := nargs
 	if argc-2 > grammar.MaxTraceArgs {

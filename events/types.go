@@ -206,4 +206,7 @@ type Attached struct {
 	System, Name string
 	Event        *Event // the dynamic event, nil for a tracepoint
 	Filter       string // the "if" filter, tokens joined by single spaces ("" for none)
+	// Fields are the attached event's own fields (not the common ones),
+	// what the probe's $FIELD arguments index.
+	Fields []fetchargs.EventField
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/fetchargs"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs"
@@ -173,8 +174,15 @@ func (d *Decoder) appendIPSym(b []byte, ip uint64, offset bool) []byte {
 
 // AppendIP appends the probe part inside the parentheses of a trace line:
 // "SYM+0xOFF/0xSIZE", "CALLER+0xOFF/0xSIZE <- FUNC" for return probes, or
-// user addresses for uprobes ("0x4a16e0", "0x4a1445 <- 0x493d80").
+// user addresses for uprobes ("0x4a16e0", "0x4a1445 <- 0x493d80"), or the
+// attached event for event probes ("sched.sched_switch").
 func (d *Decoder) AppendIP(b []byte, r *Record) []byte {
+	if att := r.Probe.Event.Attached; att != nil && r.Probe.Event.Kind == events.Eprobe {
+		// print_eprobe_event: the attached event.
+		b = append(b, att.System...)
+		b = append(b, '.')
+		return append(b, att.Name...)
+	}
 	ip := binary.LittleEndian.Uint64(r.Raw[8:])
 	if r.Probe.Probe.Uprobe != nil {
 		// print_uprobe_event: user addresses in hex, the return address

@@ -103,9 +103,17 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 	burst := fetchargs.HeaderSize // bytes of the largest event in a burst
 	for _, ev := range evs {
 		if ev.Kind == events.Eprobe {
-			// Emulated only: the backend has no event probe programs
-			// yet.
-			return nil, fmt.Errorf("tracer: %s/%s: tracing %s events: %w", ev.Group, ev.Name, ev.Kind, syscall.EOPNOTSUPP)
+			// Event probes on the kernel's tracepoints are traced; on
+			// dynamic events, or with an "if" filter, they are
+			// emulated only.
+			switch att := ev.Attached; {
+			case att == nil:
+				return nil, fmt.Errorf("tracer: %s/%s: an event probe without its attached event", ev.Group, ev.Name)
+			case att.Event != nil:
+				return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe on the dynamic event %s.%s: %w", ev.Group, ev.Name, att.System, att.Name, syscall.EOPNOTSUPP)
+			case att.Filter != "":
+				return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe with an \"if\" filter: %w", ev.Group, ev.Name, syscall.EOPNOTSUPP)
+			}
 		}
 		for _, pr := range ev.Probes {
 			if pr.Pending {
@@ -239,6 +247,13 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 	if u := pr.Probe.Uprobe; u != nil {
 		pp.User, pp.FileOffset, pp.IP = true, u.Offset, 0
 	}
+	if att := pr.Event.Attached; pr.Event.Kind == events.Eprobe && att != nil {
+		pp.EventRecord, pp.EventFields, pp.IP = true, att.Fields, 0
+		// Checked in the VM: 6.1.192 reads a "char *" field's pointer,
+		// 6.12.95 its first byte.
+		major, minor, _ := m.KernelVersion()
+		pp.EventPtrByte = major > 6 || (major == 6 && minor > 1)
+	}
 	if tp {
 		ip, err := stubIP(m, pr.Probe.Symbol)
 		if err != nil {
@@ -252,8 +267,11 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 	}
 	pr.Main = progSpec(name, ins)
-	if tp {
+	switch {
+	case tp:
 		pr.Main.Type = ebpf.RawTracepoint
+	case pp.EventRecord:
+		pr.Main.Type = ebpf.TracePoint
 	}
 	ent, err := bpfcode.CompileEntry(pp, maps)
 	if err != nil {

@@ -284,6 +284,20 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	if u := pr.Uprobe; u != nil {
 		return g.attachUprobe(p, u, where)
 	}
+	if att := ev.Attached; ev.Kind == events.Eprobe && att != nil {
+		// The attached tracepoint's own BPF hook: the program sees its
+		// record.
+		prog, err := g.load(p.Main, false)
+		if err != nil {
+			return fmt.Errorf("tracer: loading %s: %w", where, err)
+		}
+		l, err := link.Tracepoint(att.System, att.Name, prog, nil)
+		if err != nil {
+			return fmt.Errorf("tracer: attaching %s: %w", where, err)
+		}
+		g.links = append(g.links, l)
+		return nil
+	}
 	sym, off, err := target(cfg.Model, pr)
 	if err != nil {
 		return fmt.Errorf("tracer: %s: %w", where, err)

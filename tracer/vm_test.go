@@ -200,14 +200,14 @@ func runTraceBoot(t *testing.T, k vmtest.Kernel, defs []traceDef, recordFlags ..
 		}
 		file := "kprobe_events"
 		switch {
-		case d.line[0] == 'f' || d.line[0] == 't':
+		case d.line[0] == 'f' || d.line[0] == 't' || d.line[0] == 'e':
 			file = "dynamic_events"
 		case d.uprobe():
 			file = "uprobe_events"
 		}
 		fmt.Fprintf(&sc, "echo %s >> %s || { printf '@@%%s %%s\\n' REJECTED %s; cat error_log; }\n", shQuote(d.line), file, d.event())
 	}
-	sc.WriteString("for e in events/kprobes/enable events/fprobes/enable events/tracepoints/enable events/uprobes/enable; do [ -e $e ] && echo 1 > $e; done\n")
+	sc.WriteString("for e in events/kprobes/enable events/fprobes/enable events/tracepoints/enable events/uprobes/enable events/ep/enable; do [ -e $e ] && echo 1 > $e; done\n")
 	sc.WriteString("echo > trace; echo 1 > tracing_on\n")
 	sc.WriteString("/bin/ktrace --kernel host record -w /tmp/kt.txt")
 	for _, f := range recordFlags {

@@ -86,3 +86,40 @@ func TestUprobeRecordVM(t *testing.T) {
 		}
 	}
 }
+
+// TestEprobeRecordVM traces event probes on the kernel's tracepoints with
+// the kernel's tracer and ktrace record at the same time, on both pinned
+// kernels, and requires the same bodies and the same "(SYSTEM.EVENT)"
+// part, hit for hit: numeric fields of each size and sign, a __data_loc
+// string, char arrays, and a "char *" field, of which the kernel takes
+// the pointer's first byte (so reading through it faults).
+func TestEprobeRecordVM(t *testing.T) {
+	defs := []traceDef{
+		{line: "e:ep/op syscalls.sys_enter_openat nr=$__syscall_nr dfd=$dfd flags=$flags:x32 mode=$mode fn=$filename fs=+0($filename):ustring", kernels: both},
+		{line: "e:ep/rd syscalls/sys_exit_read ret=$ret nr=$__syscall_nr:s16", kernels: both},
+		{line: "e:ep/ex sched.sched_process_exec fn=$filename:string pid=$pid:u16 old=$old_pid", kernels: both},
+		{line: "e:ep/sw sched.sched_switch prev=$prev_comm:string next=$next_comm:string st=$prev_state:x64 prio=$prev_prio:s8", kernels: both},
+	}
+	ks, err := vmtest.PinnedKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		r := runTraceBoot(t, k, defs)
+		for _, d := range defs {
+			ev := d.event()
+			ev = ev[strings.IndexByte(ev, '/')+1:] // trace lines name the event alone
+			got, want := r.ktrace[ev], r.kernel[ev]
+			if len(want) == 0 || len(got) != len(want) {
+				t.Errorf("%s: %s: ktrace %d hits, kernel %d\n%s", k.Name, ev, len(got), len(want), r.summary)
+				continue
+			}
+			for i := range got {
+				if got[i].body != want[i].body || got[i].ip != want[i].ip {
+					t.Errorf("%s: %s hit %d:\n ktrace (%s)%s\n kernel (%s)%s", k.Name, ev, i, got[i].ip, got[i].body, want[i].ip, want[i].body)
+				}
+			}
+			t.Logf("%s: %s: %d hits equal, e.g. (%s)%s", k.Name, ev, len(got), got[0].ip, got[0].body)
+		}
+	}
+}
