@@ -72,7 +72,8 @@ func (e *emitter) loadEntryData() error {
 	return nil
 }
 
-// loadIP loads the probed address (regs->ip at a uprobe's hit) into rVal.
+// loadIP loads regs->ip into rVal: the probed address at a uprobe's hit,
+// the return address in a return probe.
 func (e *emitter) loadIP() error {
 	off, ok := e.p.Arch.Regs[ipReg(e.p.Arch)]
 	if !ok {

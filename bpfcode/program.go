@@ -502,16 +502,12 @@ func (e *emitter) header() error {
 		// The function's address comes from the entry data (Compile);
 		// the return address is stored below.
 	} else if e.p.User {
-		ipOff, ok := e.p.Arch.Regs[ipReg(e.p.Arch)]
-		if !ok {
-			return fmt.Errorf("fetchargs: compile: %s has no instruction pointer register", e.p.Arch.Name)
-		}
 		// The uprobe handler has moved regs->ip back to the probed
 		// address.
-		e.emit(
-			asm.LoadMem(asm.R1, rCtx, int16(ipOff), asm.DWord),
-			asm.StoreMem(rBuf, recOff(8), asm.R1, asm.DWord),
-		)
+		if err := e.loadIP(); err != nil {
+			return err
+		}
+		e.emit(asm.StoreMem(rBuf, recOff(8), rVal, asm.DWord))
 	} else if e.p.Cookie {
 		// The IP came from the Probes map above.
 	} else if e.p.IP != 0 && e.p.EndbrIP && !e.p.Return && !e.p.RawTracepoint {
@@ -550,15 +546,11 @@ func (e *emitter) header() error {
 		)
 	}
 	if e.p.Return {
-		ipOff, ok := e.p.Arch.Regs[ipReg(e.p.Arch)]
-		if !ok {
-			return fmt.Errorf("fetchargs: compile: %s has no instruction pointer register", e.p.Arch.Name)
-		}
 		// The return handler sees the real return address in regs->ip.
-		e.emit(
-			asm.LoadMem(asm.R1, rCtx, int16(ipOff), asm.DWord),
-			asm.StoreMem(rBuf, recOff(16), asm.R1, asm.DWord),
-		)
+		if err := e.loadIP(); err != nil {
+			return err
+		}
+		e.emit(asm.StoreMem(rBuf, recOff(16), rVal, asm.DWord))
 	}
 	return nil
 }
