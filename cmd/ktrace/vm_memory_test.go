@@ -63,13 +63,16 @@ func TestLiveMemoryVM(t *testing.T) {
 		// The same steps through a mount where the kernel has FUSE built
 		// in (6.12), else through ktrace sh (6.1): the live backend is
 		// the same.
-		steps := `while read l; do echo "$l" >> DIR/kprobe_events || echo "@@DEFINE-FAILED $l"; done < /lines
+		// The functions probed, as the kernel lists them: its kprobes,
+		// and the functions its ftrace ops (kprobe-multi links) sit on.
+		steps := `attached() { { awk '{sub(/[+].*/,"",$3); print $3}' /sys/kernel/debug/kprobes/list; awk '{print $1}' /sys/kernel/tracing/enabled_functions; } | sort -u | grep -c .; }
+while read l; do echo "$l" >> DIR/kprobe_events || echo "@@DEFINE-FAILED $l"; done < /lines
 echo 1 > DIR/events/kb/enable; echo "@@ENABLE $?"
-echo "@@ATTACHED $(grep -c . /sys/kernel/debug/kprobes/list)"
+echo "@@ATTACHED $(attached)"
 for p in $(pidof ktrace); do grep VmRSS /proc/$p/status; done
 cat DIR/events/kb/a0/enable >/dev/null && echo @@ALIVE
 echo 0 > DIR/events/kb/enable; echo "@@DISABLE $?"
-echo "@@LEFT $(grep -c . /sys/kernel/debug/kprobes/list)"
+echo "@@LEFT $(attached)"
 `
 		script := `if [ -e /dev/fuse ]; then
 mkdir -p /mnt/t
