@@ -317,11 +317,7 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 		return nil
 	}
 	fprobe := ev.Kind == events.Fentry || ev.Kind == events.Fexit
-	// A kprobe on a function's entry that a kprobe-multi link can serve
-	// (it has a shared program) takes one even alone: the fprobe handler
-	// costs less per hit than a kprobe's, and attaches and detaches
-	// faster.
-	multi := cfg.KprobeMulti && (fprobe || p.Shared != nil)
+	multi := fprobe && cfg.KprobeMulti
 	opts := &link.KprobeOptions{Offset: off, TraceFSPrefix: fmt.Sprintf("%s_%d", TraceFSPrefix, os.Getpid())}
 	if tracefsOnly(cfg.Model, p) {
 		// Only a maxactive other than the kernel's default needs a
