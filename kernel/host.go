@@ -71,6 +71,8 @@ func LoadHost() (*Model, error) {
 type hostSource struct {
 	release string
 	tracing string
+	// boot keys the per-boot caches (read once: boot id and modules).
+	boot bootKey
 	// kallsymsFrom says where kallsyms was read from (the kernel, or
 	// ktrace's cache of it for this boot).
 	kallsymsFrom string
@@ -86,13 +88,13 @@ func hostFiles() (*hostSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host kernel: %s: %w", hostVersion, err)
 	}
-	return &hostSource{release: release, tracing: tracingDir()}, nil
+	return &hostSource{release: release, tracing: tracingDir(), boot: newBootKey(release)}, nil
 }
 
 // cachedSymbols loads the model's symbols from this boot's symbol index
 // cache (symcache.go), when there is a valid one.
 func (h *hostSource) cachedSymbols(m *Model) (string, bool) {
-	path, key, ok := symbolIndexFor(h.release)
+	path, key, ok := symbolIndexFor(h.boot)
 	if !ok || m.loadSymbolIndex(path, key) != nil {
 		return "", false
 	}
@@ -101,7 +103,7 @@ func (h *hostSource) cachedSymbols(m *Model) (string, bool) {
 
 // keepSymbols writes the symbol index cache of the symbols just parsed.
 func (h *hostSource) keepSymbols(m *Model) {
-	if path, key, ok := symbolIndexFor(h.release); ok {
+	if path, key, ok := symbolIndexFor(h.boot); ok {
 		m.writeSymbolIndex(path, key)
 	}
 }
@@ -109,7 +111,7 @@ func (h *hostSource) keepSymbols(m *Model) {
 // cachedSet loads the set of a list file from this boot's set index
 // cache (setcache.go), when there is a valid one.
 func (h *hostSource) cachedSet(file string) (hashSet, string, bool) {
-	path, key, ok := setIndexFor(file, h.release)
+	path, key, ok := setIndexFor(file, h.boot)
 	if !ok {
 		return hashSet{}, "", false
 	}
@@ -122,7 +124,7 @@ func (h *hostSource) cachedSet(file string) (hashSet, string, bool) {
 
 // keepSet writes the set index cache of a list file just parsed.
 func (h *hostSource) keepSet(file string, s hashSet) {
-	if path, key, ok := setIndexFor(file, h.release); ok {
+	if path, key, ok := setIndexFor(file, h.boot); ok {
 		writeSetIndex(path, key, s)
 	}
 }
@@ -205,7 +207,7 @@ func (h *hostSource) read(name string) ([]byte, error) {
 	case FileConfig:
 		return readHostConfig(h.release)
 	case FileKallsyms:
-		b, from, err := readHostKallsyms(h.release)
+		b, from, err := readHostKallsyms(h.boot)
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +217,7 @@ func (h *hostSource) read(name string) ([]byte, error) {
 		// Like kallsyms, the kernel formats every range as the file is
 		// read; the list changes only with the loaded modules.
 		hidden := func(b []byte) bool { return zeroAddresses(b, true) }
-		b, _, err := readCachedHostFile(hostBlacklist, "kprobes-blacklist", h.release, "debugfs must be mounted on /sys/kernel/debug and readable (root)", nil, hidden)
+		b, _, err := readCachedHostFile(hostBlacklist, "kprobes-blacklist", "debugfs must be mounted on /sys/kernel/debug and readable (root)", h.boot, nil, hidden)
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +229,7 @@ func (h *hostSource) read(name string) ([]byte, error) {
 		if h.tracing == "" {
 			return nil, fmt.Errorf("available_filter_functions: no tracefs with kprobe_events under /sys/kernel/tracing or /sys/kernel/debug/tracing: %w", fs.ErrNotExist)
 		}
-		b, from, err := readCachedHostFile(filepath.Join(h.tracing, "available_filter_functions"), "available_filter_functions", h.release, "tracefs needs root", nil, nil)
+		b, from, err := readCachedHostFile(filepath.Join(h.tracing, "available_filter_functions"), "available_filter_functions", "tracefs needs root", h.boot, nil, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -60,6 +60,19 @@ func kallsymsCacheKey(release string) (string, bool) {
 	return hex.EncodeToString(h.Sum(nil)), true
 }
 
+// bootKey names this boot's caches: the release, and the key of its kernel
+// symbols (kallsymsCacheKey), computed once per model load; ok is false
+// when there is no key (no cache then).
+type bootKey struct {
+	release, key string
+	ok           bool
+}
+
+func newBootKey(release string) bootKey {
+	key, ok := kallsymsCacheKey(release)
+	return bootKey{release: release, key: key, ok: ok}
+}
+
 // kallsymsCachePath is where the cache of file name ("kallsyms",
 // "available_filter_functions", "kprobes-blacklist") of this release
 // lives.
@@ -74,8 +87,8 @@ func kallsymsCachePath(name, release string) (string, bool) {
 // readHostKallsyms returns the running kernel's symbols without the
 // pseudo-module entries, from the cache when it is valid for this boot,
 // else from /proc/kallsyms (refreshing the cache), and says which.
-func readHostKallsyms(release string) ([]byte, string, error) {
-	b, from, err := readCachedHostFile(hostKallsyms, "kallsyms", release, "", withoutPseudoModules, func(b []byte) bool { return zeroAddresses(b, false) })
+func readHostKallsyms(bk bootKey) ([]byte, string, error) {
+	b, from, err := readCachedHostFile(hostKallsyms, "kallsyms", "", bk, withoutPseudoModules, func(b []byte) bool { return zeroAddresses(b, false) })
 	if err != nil {
 		return nil, "", err
 	}
@@ -91,10 +104,10 @@ func readHostKallsyms(release string) ([]byte, string, error) {
 // written to the cache unless hidden says the kernel hid its addresses
 // from this reader (hidden may be nil: nothing is). hint is added to the
 // errors of reading the file.
-func readCachedHostFile(path, name, release, hint string, fix func([]byte) []byte, hidden func([]byte) bool) ([]byte, string, error) {
-	key, keyed := kallsymsCacheKey(release)
-	cache, pathed := kallsymsCachePath(name, release)
-	useCache := keyed && pathed
+func readCachedHostFile(path, name, hint string, bk bootKey, fix func([]byte) []byte, hidden func([]byte) bool) ([]byte, string, error) {
+	key := bk.key
+	cache, pathed := kallsymsCachePath(name, bk.release)
+	useCache := bk.ok && pathed
 	if useCache {
 		if b, err := readProcFile(cache); err == nil {
 			header := cacheMagic + key + "\n"
@@ -113,28 +126,9 @@ func readCachedHostFile(path, name, release, hint string, fix func([]byte) []byt
 	if useCache && (hidden == nil || !hidden(b)) {
 		// A cache that cannot be written only costs the next start its
 		// time; the content is right either way.
-		writeKallsymsCache(cache, cacheMagic+key+"\n", b)
+		writeCacheFile(cache, append([]byte(cacheMagic+key+"\n"), b...))
 	}
 	return b, path, nil
-}
-
-// writeKallsymsCache replaces the cache file atomically.
-func writeKallsymsCache(path, header string, b []byte) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return
-	}
-	f, err := os.CreateTemp(dir, ".kallsyms-*")
-	if err != nil {
-		return
-	}
-	tmp := f.Name()
-	_, err1 := f.WriteString(header)
-	_, err2 := f.Write(b)
-	err3 := f.Close()
-	if err1 != nil || err2 != nil || err3 != nil || os.Rename(tmp, path) != nil {
-		os.Remove(tmp)
-	}
 }
 
 // isPseudoModule reports whether a kallsyms module name is one of the

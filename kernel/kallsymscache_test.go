@@ -24,7 +24,7 @@ func TestWithoutPseudoModules(t *testing.T) {
 func TestKallsymsCacheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "kallsyms-x")
 	text := []byte("ffffffff81000000 T _text\n")
-	writeKallsymsCache(path, cacheMagic+"k1\n", text)
+	writeCacheFile(path, append([]byte(cacheMagic+"k1\n"), text...))
 	st, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)

@@ -3,10 +3,7 @@ package kernel
 import (
 	"encoding/binary"
 	"errors"
-	"os"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // The set index cache keeps the ftrace function set (a hashSet built from
@@ -26,28 +23,12 @@ const setIndexMagic = "ktrace-setindex-v1 "
 // loadSetIndex returns the set the index file at path holds when it was
 // written for key. The file stays mapped: the names point into it.
 func loadSetIndex(path, key string) (hashSet, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return hashSet{}, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return hashSet{}, err
-	}
-	if st.Size() < 64 || st.Size() > 1<<31 {
-		return hashSet{}, errors.New("set index: bad size")
-	}
-	b, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_POPULATE)
-	if err != nil {
-		return hashSet{}, err
-	}
-	s, err := useSetIndex(b, key)
-	if err != nil {
-		unix.Munmap(b)
-		return hashSet{}, err
-	}
-	return s, nil
+	var s hashSet
+	err := useIndexFile(path, "set index", func(b []byte) (err error) {
+		s, err = useSetIndex(b, key)
+		return err
+	})
+	return s, err
 }
 
 // useSetIndex checks an index file's content and returns its set.
@@ -108,10 +89,9 @@ func useSetIndex(b []byte, key string) (hashSet, error) {
 // setIndexFor is the index file and key of this boot's copy of file
 // (FileFilter), keyed as the kallsyms cache is; ok is false when there is
 // no cache.
-func setIndexFor(file, release string) (path, key string, ok bool) {
-	key, keyed := kallsymsCacheKey(release)
-	path, pathed := kallsymsCachePath(file+"-index", release)
-	return path, key, keyed && pathed
+func setIndexFor(file string, bk bootKey) (path, key string, ok bool) {
+	path, pathed := kallsymsCachePath(file+"-index", bk.release)
+	return path, bk.key, bk.ok && pathed
 }
 
 // writeSetIndex writes set s as an index file for key at path, replacing

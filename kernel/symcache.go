@@ -51,6 +51,13 @@ type symIndexHeader struct {
 // it was written for key. The file is mapped and stays mapped: names and
 // arrays point into it.
 func (m *Model) loadSymbolIndex(path, key string) error {
+	return useIndexFile(path, "symbol index", func(b []byte) error { return m.useSymbolIndex(b, key) })
+}
+
+// useIndexFile maps the per-boot index file at path (what names it in
+// errors) and hands its bytes to use; the mapping stays when use accepts
+// them, else it is released.
+func useIndexFile(path, what string, use func(b []byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -61,13 +68,13 @@ func (m *Model) loadSymbolIndex(path, key string) error {
 		return err
 	}
 	if st.Size() < 64 || st.Size() > 1<<31 {
-		return errors.New("symbol index: bad size")
+		return errors.New(what + ": bad size")
 	}
 	b, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_POPULATE)
 	if err != nil {
 		return err
 	}
-	if err := m.useSymbolIndex(b, key); err != nil {
+	if err := use(b); err != nil {
 		unix.Munmap(b)
 		return err
 	}
@@ -194,8 +201,7 @@ func writeCacheFile(path string, b []byte) {
 
 // symbolIndexFor is the index file and key for this boot's kallsyms, as
 // the text cache keys them; ok is false when there is no cache.
-func symbolIndexFor(release string) (path, key string, ok bool) {
-	key, keyed := kallsymsCacheKey(release)
-	path, pathed := kallsymsCachePath("kallsyms-index", release)
-	return path, key, keyed && pathed
+func symbolIndexFor(bk bootKey) (path, key string, ok bool) {
+	path, pathed := kallsymsCachePath("kallsyms-index", bk.release)
+	return path, bk.key, bk.ok && pathed
 }
