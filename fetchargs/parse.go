@@ -69,18 +69,12 @@ func (p *parser) log(off int, c grammar.Code) { p.lg.log(off, c) }
 // model's release, else the dialect's) reads @+OFFS at twice the offset:
 // releases from 6.5 on.
 func (p *parser) fileOffsTwice() bool {
-	major, minor := 0, 0
-	if p.c.Model != nil {
-		major, minor, _ = p.c.Model.KernelVersion()
-	}
-	if major == 0 {
-		d := p.c.Dialect
-		if d == nil {
-			d = grammar.Latest
+	if m := p.c.Model; m != nil {
+		if major, _, _ := m.KernelVersion(); major != 0 {
+			return m.AtLeast(6, 5)
 		}
-		major, minor = d.Major, d.Minor
 	}
-	return major > 6 || (major == 6 && minor >= 5)
+	return p.r.newParser // the dialect's release is 6.5 or newer
 }
 
 // Parse parses and type-checks one argument token (the kernel's

@@ -120,6 +120,11 @@ func (m *Model) VersionString() string { return m.version }
 // not carry the real patch level; otherwise the release is parsed.
 func (m *Model) KernelVersion() (major, minor, patch int) { return m.major, m.minor, m.patch }
 
+// AtLeast reports whether the model's release is major.minor or newer.
+func (m *Model) AtLeast(major, minor int) bool {
+	return m.major > major || (m.major == major && m.minor >= minor)
+}
+
 // CPUs returns the number of possible CPUs; the default kretprobe
 // maxactive depends on it.
 func (m *Model) CPUs() int { return m.cpus }

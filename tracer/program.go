@@ -251,8 +251,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		pp.EventRecord, pp.EventFields, pp.IP = true, att.Fields, 0
 		// Checked in the VM: 6.1.192 reads a "char *" field's pointer,
 		// 6.12.95 its first byte.
-		major, minor, _ := m.KernelVersion()
-		pp.EventPtrByte = major > 6 || (major == 6 && minor > 1)
+		pp.EventPtrByte = m.AtLeast(6, 2)
 	}
 	if tp {
 		ip, err := stubIP(m, pr.Probe.Symbol)

@@ -61,18 +61,14 @@ func TestUprobeRecordVM(t *testing.T) {
 		{line: fmt.Sprintf("p:u_main /bin/workload:0x%x f=@+0x10:u64 hdr=@+0:x32 s=$stack c=$comm", mainFn), kernels: both},
 		{line: fmt.Sprintf("r:u_oret /bin/workload:0x%x fd=$retval:s64 c=$comm f=@+0x10:u64 ax=%%ax", openat), kernels: both},
 	}
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range ks {
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
 		r := runTraceBoot(t, k, defs)
 		for _, d := range defs {
 			if want := sameHits(t, k.Name, r, d.event()); len(want) > 0 && !strings.HasPrefix(want[0].ip, "0x") {
 				t.Errorf("%s: %s: kernel ip %q", k.Name, d.event(), want[0].ip)
 			}
 		}
-	}
+	})
 }
 
 // sameHits requires ktrace's hits of event ev to be the kernel's, body and
@@ -106,15 +102,11 @@ func TestEprobeRecordVM(t *testing.T) {
 		{line: "e:ep/ex sched.sched_process_exec fn=$filename:string pid=$pid:u16 old=$old_pid", kernels: both},
 		{line: "e:ep/sw sched.sched_switch prev=$prev_comm:string next=$next_comm:string st=$prev_state:x64 prio=$prev_prio:s8", kernels: both},
 	}
-	ks, err := vmtest.PinnedKernels()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range ks {
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
 		r := runTraceBoot(t, k, defs)
 		for _, d := range defs {
 			ev := d.event()
 			sameHits(t, k.Name, r, ev[strings.IndexByte(ev, '/')+1:]) // trace lines name the event alone
 		}
-	}
+	})
 }
