@@ -17,6 +17,9 @@ type emitter struct {
 	ins     asm.Instructions
 	label   string
 	nlabels int
+	// filterRec is the size of the record the filter stage being
+	// emitted reads: the probe's own, or an event probe's attached one.
+	filterRec int
 }
 
 func (e *emitter) emit(in ...asm.Instruction) {

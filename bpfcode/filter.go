@@ -17,12 +17,24 @@ import (
 // program order, each leaving 0 or 1 in R0.
 
 // FilterScratch is the scratch value a filtered probe with layout l
+// needs: see filterScratch.
+func FilterScratch(l *fetchargs.Layout) int {
+	return filterScratch(l.RecordSize())
+}
+
+// SourceFilterScratch is the scratch value an event probe's "if" filter
+// needs, on an attached record of SourceSize(fields) bytes.
+func SourceFilterScratch(size int) int {
+	return filterScratch(size)
+}
+
+// filterScratch is the scratch value a filter on a record of size bytes
 // needs: the record, then room for comparisons that read past a string's
 // start (a pattern's length, or the whole record for an infix search) and
 // for pointer strings, which are copied there (up to the kernel's 1024
 // bytes).
-func FilterScratch(l *fetchargs.Layout) int {
-	return fetchargs.HeaderSize + 2*l.RecordSize() + pcharMax + 2*filter.MaxStringLen + 8
+func filterScratch(size int) int {
+	return fetchargs.HeaderSize + 2*size + pcharMax + 2*filter.MaxStringLen + 8
 }
 
 // pcharMax is how much of a pointer string the filter reads, as the
@@ -37,13 +49,15 @@ const (
 
 // filterStage emits the filter's program. Its results: fall through when
 // the record passes, end the program when it does not.
-func (e *emitter) filterStage() error {
-	f := e.p.Filter
+// The filter reads a record of size bytes at rBuf + HeaderSize, and the
+// comm at rBuf + 16.
+func (e *emitter) filterStage(f *filter.Filter, size int) error {
 	preds := f.Preds()
 	n := len(preds)
-	if need := FilterScratch(e.p.Layout); e.p.ScratchSize < need {
+	if need := filterScratch(size); e.p.ScratchSize < need {
 		return fmt.Errorf("fetchargs: compile: filter needs a scratch value of %d bytes, have %d", need, e.p.ScratchSize)
 	}
+	e.filterRec = size
 	labels := make([]string, n+2)
 	for i := range labels {
 		labels[i] = e.newLabel()
@@ -288,4 +302,88 @@ func CheckFilter(f *filter.Filter) error {
 		}
 	}
 	return nil
+}
+
+// Event probe filters. An event probe's "if" filter reads the attached
+// event's record, which a BPF tracepoint program sees as its context, with
+// one difference: the kernel hands the program its pt_regs pointer where
+// the record's common fields are. The program rebuilds those it can.
+
+// maxSourceSize bounds the copy of an attached record: the kernel's
+// per-CPU buffer for a tracepoint's BPF record (PERF_MAX_TRACE_SIZE).
+const maxSourceSize = 8192
+
+// SourceSize is how much of an attached record with fields an event
+// probe's filter copies: its fixed part, and when it has __data_loc or
+// __rel_loc strings, room for their data (up to the kernel's
+// MAX_FILTER_STR_VAL-bounded comparisons, a page's worth of strings).
+func SourceSize(fields []fetchargs.EventField) int {
+	size, dynamic := 8, false
+	for _, f := range fields {
+		size = max(size, f.Offset+f.Size)
+		switch filter.ClassOf(f.Type, false) {
+		case filter.DynString, filter.RelDynString:
+			dynamic = true
+		}
+	}
+	if dynamic {
+		size += 4096
+	}
+	return min(size, maxSourceSize)
+}
+
+// CheckSourceFilter is CheckFilter for an event probe's "if" filter: the
+// common fields the BPF program cannot know (the interrupt flags and the
+// preemption count the kernel stores with each record) are refused too.
+func CheckSourceFilter(f *filter.Filter) error {
+	if err := CheckFilter(f); err != nil {
+		return err
+	}
+	for _, p := range f.Preds() {
+		if p.Field == nil {
+			continue
+		}
+		switch p.Field.Name {
+		case "common_flags", "common_preempt_count":
+			return fmt.Errorf("%s: field %s of the attached record: %w", p.Text, p.Field.Name, ErrFilterUnsupported)
+		}
+	}
+	return nil
+}
+
+// sourceFilter emits an event probe's "if" filter: the attached record is
+// copied into this CPU's scratch value (rBuf), its common fields and the
+// header's comm are filled in, and the filter stage ends the program when
+// the record does not pass.
+func (e *emitter) sourceFilter() error {
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
+	)
+	if err := e.scratchBuf(); err != nil {
+		return err
+	}
+	copied := e.newLabel()
+	e.emit(
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, fetchargs.HeaderSize),
+		asm.Mov.Imm(asm.R2, int32(e.p.SourceSize)),
+		asm.Mov.Reg(asm.R3, rCtx),
+		asm.FnProbeReadKernel.Call(),
+		asm.JEq.Imm(asm.R0, 0, copied),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	)
+	e.mark(copied)
+	e.emit(
+		asm.StoreImm(rBuf, recOff(0), int64(e.p.SourceType), asm.Half),
+		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
+		asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
+		asm.StoreMem(rBuf, recOff(4), asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+	)
+	return e.filterStage(e.p.SourceFilter, e.p.SourceSize)
 }

@@ -34,7 +34,7 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 		return fmt.Errorf("glob patterns: %w", ErrUnsupported)
 	}
 	fl := p.Field
-	l := e.p.Layout
+	size := e.filterRec
 	no := e.newLabel()
 	var src strSource
 	switch p.Kind {
@@ -56,18 +56,18 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 			e.emit(asm.Add.Imm(asm.R1, int32(fl.Offset+4)))
 		}
 		e.emit(
-			asm.JGT.Imm(asm.R1, int32(l.RecordSize()), no),
-			asm.JGT.Imm(rLen, int32(l.RecordSize()), no),
+			asm.JGT.Imm(asm.R1, int32(size), no),
+			asm.JGT.Imm(rLen, int32(size), no),
 			asm.Mov.Reg(rLoc, asm.R1),
 			asm.Mov.Reg(rStr, rBuf),
 			asm.Add.Imm(rStr, fetchargs.HeaderSize),
 			asm.Add.Reg(rStr, asm.R1),
 		)
-		src = strSource{constLen: -1, maxEnd: l.RecordSize(), dynamic: true}
+		src = strSource{constLen: -1, maxEnd: size, dynamic: true}
 	case filter.KindPChar, filter.KindPCharUser:
 		// Copy the string past the record, at most the kernel's 1024
 		// bytes; an empty string (or a failed read) never matches.
-		off := int32(fetchargs.HeaderSize + l.RecordSize())
+		off := int32(fetchargs.HeaderSize + size)
 		fn := asm.FnProbeReadKernelStr
 		if p.Kind == filter.KindPCharUser {
 			fn = asm.FnProbeReadUserStr
@@ -80,11 +80,11 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 			fn.Call(),
 			asm.JSLE.Imm(asm.R0, 1, no),
 			asm.Mov.Reg(rLen, asm.R0),
-			asm.Mov.Imm(rLoc, int32(l.RecordSize())),
+			asm.Mov.Imm(rLoc, int32(size)),
 			asm.Mov.Reg(rStr, rBuf),
 			asm.Add.Imm(rStr, off),
 		)
-		src = strSource{constLen: -1, maxEnd: l.RecordSize() + pcharMax, dynamic: true}
+		src = strSource{constLen: -1, maxEnd: size + pcharMax, dynamic: true}
 	default:
 		return fmt.Errorf("string kind %d: %w", p.Kind, ErrUnsupported)
 	}

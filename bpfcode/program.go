@@ -134,6 +134,18 @@ type ProbeProgram struct {
 	// least FilterScratch.
 	Filter      *filter.Filter
 	ScratchSize int
+	// SourceFilter is an event probe's "if" filter (nil: none), which
+	// the kernel tests on the attached record before the probe's record
+	// is built. The program copies SourceSize bytes of the attached
+	// record into the scratch value, gives the copy the common fields the
+	// kernel's record has (common_type SourceType, common_pid the current
+	// thread) and ends, before anything is reserved, when the filter
+	// rejects it. ScratchSize must be at least
+	// SourceFilterScratch(SourceSize); CheckSourceFilter says which
+	// filters the program can run.
+	SourceFilter *filter.Filter
+	SourceSize   int
+	SourceType   uint16
 }
 
 // endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
@@ -249,7 +261,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		}
 	}
 	if p.Filter != nil {
-		if err := e.filterStage(); err != nil {
+		if err := e.filterStage(p.Filter, p.Layout.RecordSize()); err != nil {
 			return nil, err
 		}
 	}
@@ -351,6 +363,11 @@ func (e *emitter) prologue() error {
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, stkCPU, asm.R0, asm.Word),
 	)
+	if e.p.SourceFilter != nil {
+		if err := e.sourceFilter(); err != nil {
+			return err
+		}
+	}
 	if e.reserve {
 		if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
 			return err

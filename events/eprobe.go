@@ -1,6 +1,7 @@
 package events
 
 import (
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -77,12 +78,15 @@ func (r *Registry) createEprobe(argv []string) createResult {
 			return c.failErrno(grammar.ErrNoEPFilter, filterIdx, 0, syscall.EINVAL)
 		}
 		att.Filter = strings.Join(argv[filterIdx:], " ")
-		if fe := r.checkEprobeFilter(att.Filter, format); fe != nil {
+		f, fe := r.checkEprobeFilter(att.Filter, format)
+		if fe != nil {
 			return createResult{err: &WriteError{Errno: syscall.EINVAL, Logs: []LogEntry{{
 				Subsys: grammar.FilterSubsys, Msg: fe.Message(), Cmd: att.Filter, Pos: fe.LogPos(),
 			}}}}
 		}
+		att.FilterProg = f
 	}
+	att.ID = formatID(format)
 
 	att.Fields = eventFields(format)
 	ctx := &fetchargs.Context{
@@ -165,16 +169,25 @@ func eventFields(format string) []fetchargs.EventField {
 
 // checkEprobeFilter compiles an event probe's filter against the attached
 // event's format, as the kernel does once when the probe is created.
-func (r *Registry) checkEprobeFilter(expr, format string) *filter.Error {
+func (r *Registry) checkEprobeFilter(expr, format string) (*filter.Filter, *filter.Error) {
 	ev, err := filter.FieldsFromFormat(format, r.dialect.FilterCPUs)
 	if err != nil {
-		return &filter.Error{Errno: syscall.EINVAL}
+		return nil, &filter.Error{Errno: syscall.EINVAL}
 	}
-	env := &filter.Env{Dialect: r.dialect, CPUs: r.model.CPUs()}
-	if _, fe := filter.Parse(expr, ev, env); fe != nil {
-		return fe
+	return filter.Parse(expr, ev, r.filterEnv())
+}
+
+// formatID is the "ID:" line of a format file (0 when it has none).
+func formatID(format string) int {
+	for _, line := range strings.Split(format, "\n") {
+		if v, ok := strings.CutPrefix(line, "ID: "); ok {
+			id, err := strconv.Atoi(strings.TrimSpace(v))
+			if err == nil {
+				return id
+			}
+		}
 	}
-	return nil
+	return 0
 }
 
 // referenced reports whether an event probe is attached to ev.

@@ -27,13 +27,19 @@ func (r *Registry) SetFilterText(ev *Event, expr string) error {
 	if err != nil {
 		return fmt.Errorf("filter for %s/%s: %w", ev.Group, ev.Name, err)
 	}
-	env := &filter.Env{Dialect: r.dialect, CPUs: 1}
-	if r.model != nil {
-		env.CPUs, env.Symbols = r.model.CPUs(), r.model
-	}
-	f, ferr := filter.Parse(filter.StripEnds(expr), fields, env)
+	f, ferr := filter.Parse(filter.StripEnds(expr), fields, r.filterEnv())
 	if ferr != nil {
 		return fmt.Errorf("filter for %s/%s: %s: %w", ev.Group, ev.Name, ferr.Message(), ferr)
 	}
 	return r.SetFilter(ev, f)
+}
+
+// filterEnv is the environment filters are parsed in: the registry's
+// dialect, and its model's CPUs and symbols (for .function).
+func (r *Registry) filterEnv() *filter.Env {
+	env := &filter.Env{Dialect: r.dialect, CPUs: 1}
+	if r.model != nil {
+		env.CPUs, env.Symbols = r.model.CPUs(), r.model
+	}
+	return env
 }

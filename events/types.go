@@ -206,6 +206,12 @@ type Attached struct {
 	System, Name string
 	Event        *Event // the dynamic event, nil for a tracepoint
 	Filter       string // the "if" filter, tokens joined by single spaces ("" for none)
+	// FilterProg is Filter parsed against the attached event's format,
+	// what a tracer evaluates on each attached record (nil for none).
+	FilterProg *filter.Filter
+	// ID is the attached event's ID (its format's "ID:" line), the
+	// common_type of its records.
+	ID int
 	// Fields are the attached event's own fields (not the common ones),
 	// what the probe's $FIELD arguments index.
 	Fields []fetchargs.EventField

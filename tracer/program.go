@@ -103,16 +103,20 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 	burst := fetchargs.HeaderSize // bytes of the largest event in a burst
 	for _, ev := range evs {
 		if ev.Kind == events.Eprobe {
-			// Event probes on the kernel's tracepoints are traced; on
-			// dynamic events, or with an "if" filter, they are
-			// emulated only.
+			// Event probes on the kernel's tracepoints are traced, their
+			// "if" filters run by the program; on dynamic events they
+			// are emulated only.
 			switch att := ev.Attached; {
 			case att == nil:
 				return nil, fmt.Errorf("tracer: %s/%s: an event probe without its attached event", ev.Group, ev.Name)
 			case att.Event != nil:
 				return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe on the dynamic event %s.%s: %w", ev.Group, ev.Name, att.System, att.Name, syscall.EOPNOTSUPP)
-			case att.Filter != "":
-				return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe with an \"if\" filter: %w", ev.Group, ev.Name, syscall.EOPNOTSUPP)
+			case att.Filter != "" && att.FilterProg == nil:
+				return nil, fmt.Errorf("tracer: %s/%s: an event probe's \"if\" filter was not compiled", ev.Group, ev.Name)
+			case att.FilterProg != nil:
+				if err := bpfcode.CheckSourceFilter(att.FilterProg); err != nil {
+					return nil, fmt.Errorf("tracer: %s/%s: \"if\" filter: %w: %w", ev.Group, ev.Name, err, syscall.EOPNOTSUPP)
+				}
 			}
 		}
 		for _, pr := range ev.Probes {
@@ -137,6 +141,9 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			s := l.ScratchSize()
 			if ev.Filter != nil {
 				s = max(s, bpfcode.FilterScratch(l))
+			}
+			if att := ev.Attached; ev.Kind == events.Eprobe && att.FilterProg != nil {
+				s = max(s, bpfcode.SourceFilterScratch(bpfcode.SourceSize(att.Fields)))
 			}
 			if s > p.ScratchSize {
 				p.ScratchSize = s
@@ -252,6 +259,9 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		// Checked in the VM: 6.1.192 reads a "char *" field's pointer,
 		// 6.12.95 its first byte.
 		pp.EventPtrByte = m.AtLeast(6, 2)
+		if att.FilterProg != nil {
+			pp.SourceFilter, pp.SourceSize, pp.SourceType = att.FilterProg, bpfcode.SourceSize(att.Fields), uint16(att.ID)
+		}
 	}
 	if tp {
 		ip, err := stubIP(m, pr.Probe.Symbol)

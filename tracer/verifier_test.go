@@ -179,9 +179,14 @@ func TestVerifierAcceptsCorpus(t *testing.T) {
 				untraced++
 				continue
 			case events.Eprobe:
-				if att := ev.Attached; att == nil || att.Event != nil || att.Filter != "" {
-					// Event probes on dynamic events, or with an
-					// "if" filter, are emulated only (EOPNOTSUPP).
+				if att := ev.Attached; att == nil || att.Event != nil {
+					// Event probes on dynamic events are emulated
+					// only (EOPNOTSUPP).
+					untraced++
+					continue
+				}
+				if att := ev.Attached; att.FilterProg != nil && bpfcode.CheckSourceFilter(att.FilterProg) != nil {
+					// A filter the program cannot run.
 					untraced++
 					continue
 				}
@@ -221,7 +226,7 @@ func TestVerifierAcceptsCorpus(t *testing.T) {
 			t.Errorf("%s#%d %q: %v", g.Corpus, g.Index, g.Line, err)
 		}
 	}
-	t.Logf("verifier of %s accepted %d probe programs (+%d entry programs); %d pending probes not compiled; %d events of kinds the tracer does not run (synthetic; event probes on dynamic events or with a filter); %d lines refused by the model", kernelRelease(), loaded, entries, skipped, untraced, refused)
+	t.Logf("verifier of %s accepted %d probe programs (+%d entry programs); %d pending probes not compiled; %d events of kinds the tracer does not run (synthetic; event probes on dynamic events or with a filter the program cannot run); %d lines refused by the model", kernelRelease(), loaded, entries, skipped, untraced, refused)
 	if loaded == 0 {
 		t.Fatal("no programs loaded")
 	}
@@ -319,4 +324,52 @@ func knownDifferences(t *testing.T) map[string]bool {
 		}
 	}
 	return out
+}
+
+// TestEprobeFilterVerifier compiles event probes with "if" filters of
+// every kind the program runs (numbers of each size and sign, comm, the
+// common fields it rebuilds, CPU, char arrays, __data_loc strings, glob
+// prefixes and suffixes, .function, && || !) on the 6.12 model and loads
+// them into this host's kernel, and checks that the filters the program
+// cannot run are refused before anything is built.
+func TestEprobeFilterVerifier(t *testing.T) {
+	requireHostBPF(t)
+	m := vmtest.Model(t, "6.12")
+	d := grammar.DialectFor(6, 12)
+	run := []string{
+		`e:ep/a sched.sched_switch prev=$prev_comm:string if prev_pid > 0 && prev_prio < 120 || next_comm == "swapper/0"`,
+		`e:ep/b sched.sched_switch if prev_comm ~ "kworker*" && !(next_comm ~ "*d") && prev_state & 2`,
+		`e:ep/c syscalls.sys_exit_read ret=$ret if ret >= 0 && common_pid != 1 && comm == "workload"`,
+		`e:ep/d sched.sched_process_exec fn=$filename:string if filename == "/bin/workload" && CPU == 0`,
+		`e:ep/e kmem.kfree if call_site.function == kfree_rcu_work || common_type == 1`,
+		`e:ep/f sched.sched_process_exec if filename ~ "/bin/*"`,
+	}
+	refused := []string{
+		`e:ep/g sched.sched_switch if common_preempt_count == 0`,
+		`e:ep/h sched.sched_switch if prev_comm ~ "k*r"`,
+	}
+	build := func(line string) []*events.Event {
+		t.Helper()
+		r := events.NewRegistry(m, d)
+		if _, err := r.Write(events.DynamicEvents, []byte(line+"\n")); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		evs := r.Events()
+		if len(evs) != 1 || evs[0].Attached == nil || evs[0].Attached.FilterProg == nil || evs[0].Attached.ID == 0 {
+			t.Fatalf("%s: want one event probe with a compiled filter and the attached ID, have %+v", line, evs)
+		}
+		return evs
+	}
+	for _, line := range run {
+		n, _, err := loadAll(m, build(line))
+		if err != nil || n != 1 {
+			t.Errorf("%s: %d programs loaded: %v", line, n, err)
+		}
+	}
+	for _, line := range refused {
+		_, err := NewPlan(build(line), PlanOptions{RingSize: 1 << 16})
+		if !errors.Is(err, bpfcode.ErrFilterUnsupported) {
+			t.Errorf("%s: want the filter refused, have %v", line, err)
+		}
+	}
 }

@@ -94,13 +94,18 @@ func sameHits(t *testing.T, k string, r *bootRun, ev string) []hit {
 // kernels, and requires the same bodies and the same "(SYSTEM.EVENT)"
 // part, hit for hit: numeric fields of each size and sign, a __data_loc
 // string, char arrays, and a "char *" field, of which the kernel takes
-// the pointer's first byte (so reading through it faults).
+// the pointer's first byte (so reading through it faults); and "if"
+// filters on the attached record's numbers, strings, comm and CPU.
 func TestEprobeRecordVM(t *testing.T) {
 	defs := []traceDef{
 		{line: "e:ep/op syscalls.sys_enter_openat nr=$__syscall_nr dfd=$dfd flags=$flags:x32 mode=$mode fn=$filename fs=+0($filename):ustring", kernels: both},
 		{line: "e:ep/rd syscalls/sys_exit_read ret=$ret nr=$__syscall_nr:s16", kernels: both},
 		{line: "e:ep/ex sched.sched_process_exec fn=$filename:string pid=$pid:u16 old=$old_pid", kernels: both},
 		{line: "e:ep/sw sched.sched_switch prev=$prev_comm:string next=$next_comm:string st=$prev_state:x64 prio=$prev_prio:s8", kernels: both},
+		// "if" filters, run by the program on the attached record.
+		{line: `e:ep/sf sched.sched_switch prev=$prev_comm:string next=$next_comm:string if prev_comm ~ "work*" || next_comm ~ "*load" && prev_pid != 0`, kernels: both},
+		{line: `e:ep/rf syscalls/sys_exit_read ret=$ret if ret > 0 && comm == "workload" && common_pid > 1`, kernels: both},
+		{line: `e:ep/xf sched.sched_process_exec fn=$filename:string pid=$pid if filename == "/bin/workload" || CPU > 64`, kernels: both},
 	}
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
 		r := runTraceBoot(t, k, defs)
