@@ -363,6 +363,10 @@ func (e *emitter) sourceFilter() error {
 	if err := e.scratchBuf(); err != nil {
 		return err
 	}
+	if e.p.Source != nil {
+		// The source record is in the scratch value already.
+		return e.sourceCommon()
+	}
 	copied := e.newLabel()
 	e.emit(
 		asm.Mov.Reg(asm.R1, rBuf),
@@ -375,6 +379,12 @@ func (e *emitter) sourceFilter() error {
 		asm.Return(),
 	)
 	e.mark(copied)
+	return e.sourceCommon()
+}
+
+// sourceCommon fills in the common fields and the header's comm of the
+// attached record copy at rBuf and runs the event probe's filter on it.
+func (e *emitter) sourceCommon() error {
 	e.emit(
 		asm.StoreImm(rBuf, recOff(0), int64(e.p.SourceType), asm.Half),
 		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
@@ -385,5 +395,9 @@ func (e *emitter) sourceFilter() error {
 		asm.Mov.Imm(asm.R2, 16),
 		asm.FnGetCurrentComm.Call(),
 	)
-	return e.filterStage(e.p.SourceFilter, e.p.SourceSize)
+	size := e.p.SourceSize
+	if e.p.Source != nil {
+		size = e.p.Source.Layout.RecordSize()
+	}
+	return e.filterStage(e.p.SourceFilter, size)
 }

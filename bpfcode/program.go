@@ -146,6 +146,15 @@ type ProbeProgram struct {
 	SourceFilter *filter.Filter
 	SourceSize   int
 	SourceType   uint16
+	// Source, for an event probe on a dynamic event (an fprobe, fexit or
+	// tracepoint probe), is the program of that event's probe: the event
+	// probe's program runs where the source would (its context is the
+	// source's), builds the source's record in the scratch value as the
+	// source's program would, and reads $FIELD from it. SourceSize is
+	// then the source record's size, which the event probe's own record
+	// follows in the scratch value. A source that saves entry data is
+	// not supported.
+	Source *ProbeProgram
 }
 
 // endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
@@ -195,7 +204,10 @@ const (
 	// bpf_get_smp_processor_id's results: each helper is called once.
 	stkPidTgid = -72
 	stkCPU     = -80
-	taskSize   = 0x00007ffffffff000
+	// stkSrc holds the address of an event probe's source record, built
+	// in the scratch value (ProbeProgram.Source).
+	stkSrc   = -88
+	taskSize = 0x00007ffffffff000
 )
 
 // ErrUnsupported is wrapped by compile errors for fetch programs ktrace
@@ -219,6 +231,18 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	}
 	if p.Cookie && (p.RawTracepoint || p.EndbrIP || (p.Return && len(p.Layout.EntrySlots) > 0)) {
 		return nil, fmt.Errorf("fetchargs: compile: a shared program cannot serve this probe")
+	}
+	if src := p.Source; src != nil {
+		switch {
+		case !p.EventRecord || p.Cookie:
+			return nil, fmt.Errorf("fetchargs: compile: a source record outside an event probe")
+		case src.Layout == nil || len(src.Layout.Offsets) != len(src.Args):
+			return nil, fmt.Errorf("fetchargs: compile: incomplete source probe")
+		case len(src.Layout.EntrySlots) > 0 || src.Source != nil || src.User:
+			return nil, fmt.Errorf("fetchargs: compile: an event probe on this source: %w", ErrUnsupported)
+		case p.SourceSize != SourceAreaSize(src.Layout):
+			return nil, fmt.Errorf("fetchargs: compile: source size %d, want %d", p.SourceSize, SourceAreaSize(src.Layout))
+		}
 	}
 	e := &emitter{p: p, maps: m}
 	// A record of fixed size is written where it will be read: reserved
@@ -363,6 +387,11 @@ func (e *emitter) prologue() error {
 		asm.FnGetSmpProcessorId.Call(),
 		asm.StoreMem(asm.R10, stkCPU, asm.R0, asm.Word),
 	)
+	if e.p.Source != nil {
+		if err := e.sourceRecord(); err != nil {
+			return err
+		}
+	}
 	if e.p.SourceFilter != nil {
 		if err := e.sourceFilter(); err != nil {
 			return err
@@ -392,7 +421,57 @@ func (e *emitter) prologue() error {
 		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
 		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
 	)
-	return e.scratchBuf()
+	if err := e.scratchBuf(); err != nil {
+		return err
+	}
+	if e.p.Source != nil {
+		// The source record comes first in the scratch value.
+		e.emit(asm.Add.Imm(rBuf, int32(e.p.SourceSize)))
+	}
+	return nil
+}
+
+// SourceAreaSize is the part of the scratch value an event probe's source
+// record takes (ProbeProgram.Source): ktrace's header and the record,
+// rounded up to 8 bytes.
+func SourceAreaSize(l *fetchargs.Layout) int {
+	return (fetchargs.HeaderSize + l.RecordSize() + 7) &^ 7
+}
+
+// sourceRecord builds an event probe's source record at the start of this
+// CPU's scratch value, as the source's own program builds it (its probe
+// fields and arguments; the common fields are not read by $FIELD), and
+// keeps its address at stkSrc.
+func (e *emitter) sourceRecord() error {
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
+	)
+	if err := e.scratchBuf(); err != nil {
+		return err
+	}
+	p, reserve := e.p, e.reserve
+	e.p, e.reserve = p.Source, false
+	defer func() { e.p, e.reserve = p, reserve }()
+	e.emit(
+		asm.Mov.Imm(asm.R1, int32(e.p.Layout.Fixed)),
+		asm.StoreMem(asm.R10, stkEnd, asm.R1, asm.DWord),
+	)
+	e.zeroArgs()
+	if err := e.probeFields(); err != nil {
+		return err
+	}
+	for i, a := range e.p.Args {
+		if err := e.arg(i, a); err != nil {
+			return fmt.Errorf("fetchargs: compile source %s: %w", a.Text(), err)
+		}
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, fetchargs.HeaderSize),
+		asm.StoreMem(asm.R10, stkSrc, asm.R1, asm.DWord),
+	)
+	return nil
 }
 
 // scratchBuf looks up the scratch value keyed by stkKey (this CPU) into
@@ -514,8 +593,20 @@ func (e *emitter) header() error {
 	if e.p.EventRecord {
 		// The attached record's address, as a number: $FIELD reads of
 		// string fields add to it.
-		e.emit(asm.StoreMem(rBuf, recOff(8), rCtx, asm.DWord))
-	} else if e.p.User && e.p.Return {
+		if e.p.Source != nil {
+			e.emit(asm.LoadMem(asm.R1, asm.R10, stkSrc, asm.DWord), asm.StoreMem(rBuf, recOff(8), asm.R1, asm.DWord))
+		} else {
+			e.emit(asm.StoreMem(rBuf, recOff(8), rCtx, asm.DWord))
+		}
+		return nil
+	}
+	return e.probeFields()
+}
+
+// probeFields writes the record's probe fields: __probe_ip, or
+// __probe_func and __probe_ret_ip.
+func (e *emitter) probeFields() error {
+	if e.p.User && e.p.Return {
 		// The function's address comes from the entry data (Compile);
 		// the return address is stored below.
 	} else if e.p.User {

@@ -37,6 +37,38 @@ type Probe struct {
 	// Info is the probe's entry in the Probes map that shared programs
 	// read.
 	Info bpfcode.ProbeInfo
+	// Source is set for an event probe on a dynamic event: the program
+	// runs where the source's probe would and builds its record first.
+	Source *Source
+}
+
+// Source is the dynamic event an event probe is attached to, at one of its
+// probes, with that probe's record layout.
+type Source struct {
+	Event  *events.Event
+	Probe  *events.Probe
+	Layout *fetchargs.Layout
+}
+
+// sourceKinds are the dynamic events whose event probes are traced: the
+// kinds whose programs build their record from their own context.
+var sourceKinds = map[events.Kind]bool{events.Fentry: true, events.Fexit: true, events.Tprobe: true}
+
+// kind is the kind of probe the program is attached as: the source's for
+// an event probe on a dynamic event.
+func (pr *Probe) kind() events.Kind {
+	if pr.Source != nil {
+		return pr.Source.Event.Kind
+	}
+	return pr.Event.Kind
+}
+
+// attachProbe is the probe whose place the program is attached at.
+func (pr *Probe) attachProbe() *events.Probe {
+	if pr.Source != nil {
+		return pr.Source.Probe
+	}
+	return pr.Probe
 }
 
 // Plan is the set of probes of one tracing session with the sizes of the
@@ -102,15 +134,19 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 	p := &Plan{PlanOptions: opts}
 	burst := fetchargs.HeaderSize // bytes of the largest event in a burst
 	for _, ev := range evs {
+		probes := ev.Probes
+		var src *events.Event
 		if ev.Kind == events.Eprobe {
-			// Event probes on the kernel's tracepoints are traced, their
-			// "if" filters run by the program; on dynamic events they
-			// are emulated only.
-			switch att := ev.Attached; {
+			// Event probes on the kernel's tracepoints, and on the
+			// dynamic events of sourceKinds, are traced, their "if"
+			// filters run by the program; the others are emulated
+			// only.
+			att := ev.Attached
+			switch {
 			case att == nil:
 				return nil, fmt.Errorf("tracer: %s/%s: an event probe without its attached event", ev.Group, ev.Name)
-			case att.Event != nil:
-				return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe on the dynamic event %s.%s: %w", ev.Group, ev.Name, att.System, att.Name, syscall.EOPNOTSUPP)
+			case att.Event != nil && !sourceKinds[att.Event.Kind]:
+				return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe on the %s event %s.%s: %w", ev.Group, ev.Name, att.Event.Kind, att.System, att.Name, syscall.EOPNOTSUPP)
 			case att.Filter != "" && att.FilterProg == nil:
 				return nil, fmt.Errorf("tracer: %s/%s: an event probe's \"if\" filter was not compiled", ev.Group, ev.Name)
 			case att.FilterProg != nil:
@@ -118,10 +154,31 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 					return nil, fmt.Errorf("tracer: %s/%s: \"if\" filter: %w: %w", ev.Group, ev.Name, err, syscall.EOPNOTSUPP)
 				}
 			}
+			if att.Event != nil {
+				// One program per probe of the source, each built
+				// as the event probe's own.
+				src, probes = att.Event, att.Event.Probes
+			}
 		}
-		for _, pr := range ev.Probes {
-			if pr.Pending {
-				return nil, fmt.Errorf("tracer: %s/%s at %s: %w", ev.Group, ev.Name, place(pr), ErrPending)
+		for _, sp := range probes {
+			if sp.Pending {
+				return nil, fmt.Errorf("tracer: %s/%s at %s: %w", ev.Group, ev.Name, place(sp), ErrPending)
+			}
+			pr, source := sp, (*Source)(nil)
+			if src != nil {
+				sargs := sp.Args
+				if sargs == nil {
+					sargs = src.Args
+				}
+				sl, err := fetchargs.NewLayout(sargs, src.Kind.IsReturn())
+				if err != nil {
+					return nil, fmt.Errorf("tracer: %s/%s: its source %s/%s: %w", ev.Group, ev.Name, src.Group, src.Name, err)
+				}
+				if len(sl.EntrySlots) > 0 {
+					return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe on %s/%s, whose arguments are saved at function entry: %w", ev.Group, ev.Name, src.Group, src.Name, syscall.EOPNOTSUPP)
+				}
+				source = &Source{Event: src, Probe: sp, Layout: sl}
+				pr = ev.Probes[0]
 			}
 			args := pr.Args
 			if args == nil {
@@ -136,14 +193,21 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 				// was entered at.
 				l.EntrySlots = append(l.EntrySlots, fetchargs.EntryIPSlot)
 			}
-			pp := &Probe{Index: opts.FirstIndex + uint32(len(p.Probes)), Event: ev, Probe: pr, Layout: l}
+			pp := &Probe{Index: opts.FirstIndex + uint32(len(p.Probes)), Event: ev, Probe: pr, Layout: l, Source: source}
 			p.Probes = append(p.Probes, pp)
 			s := l.ScratchSize()
 			if ev.Filter != nil {
 				s = max(s, bpfcode.FilterScratch(l))
 			}
+			if source != nil {
+				// The source record, then the probe's own.
+				s += bpfcode.SourceAreaSize(source.Layout)
+				if s > maxScratch {
+					return nil, fmt.Errorf("tracer: %s/%s: its record and its source's take %d bytes, more than %d", ev.Group, ev.Name, s, maxScratch)
+				}
+			}
 			if att := ev.Attached; ev.Kind == events.Eprobe && att.FilterProg != nil {
-				s = max(s, bpfcode.SourceFilterScratch(bpfcode.SourceSize(att.Fields)))
+				s = max(s, bpfcode.SourceFilterScratch(pp.sourceSize()))
 			}
 			if s > p.ScratchSize {
 				p.ScratchSize = s
@@ -211,12 +275,13 @@ func (p *Plan) Compile(m *kernel.Model, maps *bpfcode.Maps) error {
 // it. An fprobe's is the function's ftrace call site, where the kernel's
 // fprobe handler is called from: past ENDBR64 on IBT kernels, the place a
 // kprobe on the function's entry lands (bpf_get_func_ip would give the
-// function's start). 0 (unknown) makes the program ask bpf_get_func_ip.
-func (pr *Probe) ipConstant(m *kernel.Model) uint64 {
-	if pr.Probe.Addr != 0 || pr.Event.Kind != events.Fentry || pr.Probe.Symbol == "" {
-		return pr.Probe.Addr
+// function's start); an fexit's __probe_func is the same site. 0
+// (unknown) makes the program ask bpf_get_func_ip.
+func ipConstant(m *kernel.Model, kind events.Kind, probe *events.Probe) uint64 {
+	if probe.Addr != 0 || (kind != events.Fentry && kind != events.Fexit) || probe.Symbol == "" {
+		return probe.Addr
 	}
-	addr, ok := m.LookupName(pr.Probe.Symbol)
+	addr, ok := m.LookupName(probe.Symbol)
 	if !ok {
 		return 0
 	}
@@ -226,49 +291,79 @@ func (pr *Probe) ipConstant(m *kernel.Model) uint64 {
 	return addr
 }
 
-func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error {
-	arch := m.Arch()
-	tp := pr.Event.Kind == events.Tprobe
-	args := pr.Probe.Args
-	if args == nil {
-		args = pr.Event.Args
+// sourceSize is the event probe's bpfcode.ProbeProgram.SourceSize: the
+// scratch area of its source record, or the copy of its tracepoint's.
+func (pr *Probe) sourceSize() int {
+	if pr.Source != nil {
+		return bpfcode.SourceAreaSize(pr.Source.Layout)
 	}
+	return bpfcode.SourceSize(pr.Event.Attached.Fields)
+}
+
+// program describes the program of a probe of kind at probe, with args
+// laid out by l: the record's address and argument fetches, the probe's
+// place.
+func (pr *Probe) program(m *kernel.Model, plan *Plan, kind events.Kind, probe *events.Probe, args []*fetchargs.Arg, l *fetchargs.Layout) (*bpfcode.ProbeProgram, error) {
+	tp := kind == events.Tprobe
 	pp := &bpfcode.ProbeProgram{
-		Arch:          arch,
+		Arch:          m.Arch(),
 		EventID:       uint16(pr.Event.ID),
 		Index:         pr.Index,
-		Return:        pr.Event.Kind.IsReturn(),
-		IP:            pr.ipConstant(m),
+		Return:        kind.IsReturn(),
+		IP:            ipConstant(m, kind, probe),
 		Args:          args,
-		Layout:        pr.Layout,
+		Layout:        l,
 		EntryDataSize: plan.EntryDataSize,
-		EndbrIP:       endbrIP(m, pr),
+		EndbrIP:       endbrIP(m, kind, probe),
 		WakeupBytes:   plan.WakeupBytes,
 		RawTracepoint: tp,
 		IgnoreTgid:    plan.IgnoreTgid,
 		OnlyPid:       plan.OnlyPid,
 		Follow:        plan.Follow,
-		Filter:        pr.Event.Filter,
 		ScratchSize:   plan.ScratchSize,
 	}
-	if u := pr.Probe.Uprobe; u != nil {
+	if u := probe.Uprobe; u != nil {
 		pp.User, pp.FileOffset, pp.IP = true, u.Offset, 0
 	}
+	if tp {
+		ip, err := stubIP(m, probe.Symbol)
+		if err != nil {
+			return nil, err
+		}
+		pp.IP = ip
+	}
+	return pp, nil
+}
+
+func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error {
+	args := pr.Probe.Args
+	if args == nil {
+		args = pr.Event.Args
+	}
+	pp, err := pr.program(m, plan, pr.Event.Kind, pr.Probe, args, pr.Layout)
+	if err != nil {
+		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
+	}
+	pp.Filter = pr.Event.Filter
 	if att := pr.Event.Attached; pr.Event.Kind == events.Eprobe && att != nil {
 		pp.EventRecord, pp.EventFields, pp.IP = true, att.Fields, 0
 		// Checked in the VM: 6.1.192 reads a "char *" field's pointer,
 		// 6.12.95 its first byte.
 		pp.EventPtrByte = m.AtLeast(6, 2)
+		if src := pr.Source; src != nil {
+			sargs := src.Probe.Args
+			if sargs == nil {
+				sargs = src.Event.Args
+			}
+			sp, err := pr.program(m, plan, src.Event.Kind, src.Probe, sargs, src.Layout)
+			if err != nil {
+				return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
+			}
+			pp.Source, pp.SourceSize = sp, pr.sourceSize()
+		}
 		if att.FilterProg != nil {
-			pp.SourceFilter, pp.SourceSize, pp.SourceType = att.FilterProg, bpfcode.SourceSize(att.Fields), uint16(att.ID)
+			pp.SourceFilter, pp.SourceSize, pp.SourceType = att.FilterProg, pr.sourceSize(), uint16(att.ID)
 		}
-	}
-	if tp {
-		ip, err := stubIP(m, pr.Probe.Symbol)
-		if err != nil {
-			return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
-		}
-		pp.IP = ip
 	}
 	name := fmt.Sprintf("ktrace_%d", pr.Index)
 	ins, err := bpfcode.Compile(pp, maps)
@@ -276,10 +371,12 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 	}
 	pr.Main = progSpec(name, ins)
-	switch {
-	case tp:
+	// Attached as its kind (an event probe on a dynamic event, as its
+	// source's).
+	switch pr.kind() {
+	case events.Tprobe:
 		pr.Main.Type = ebpf.RawTracepoint
-	case pp.EventRecord:
+	case events.Eprobe:
 		pr.Main.Type = ebpf.TracePoint
 	}
 	ent, err := bpfcode.CompileEntry(pp, maps)
@@ -344,8 +441,8 @@ func stubIP(m *kernel.Model, tracepoint string) (uint64, error) {
 // text (it guessed from the ftrace list): the program then checks the
 // running text at each hit (see bpfcode.ProbeProgram.EndbrIP). A model
 // that reads the text knows, and its address needs no check.
-func endbrIP(m *kernel.Model, pr *Probe) bool {
-	if pr.Event.Kind != events.Kprobe || pr.Probe.Offset != 0 || pr.Probe.Addr == 0 {
+func endbrIP(m *kernel.Model, kind events.Kind, probe *events.Probe) bool {
+	if kind != events.Kprobe || probe.Offset != 0 || probe.Addr == 0 {
 		return false
 	}
 	if m.TextKnown() {
@@ -354,8 +451,8 @@ func endbrIP(m *kernel.Model, pr *Probe) bool {
 	if m.Arch().Name != "x86_64" || m.Config("CONFIG_X86_KERNEL_IBT") != "y" {
 		return false
 	}
-	fn, ok := m.FuncAt(pr.Probe.Addr)
-	return ok && pr.Probe.Addr-fn.Addr == 4
+	fn, ok := m.FuncAt(probe.Addr)
+	return ok && probe.Addr-fn.Addr == 4
 }
 
 // insKey is a compact identity of an instruction stream, equal for equal

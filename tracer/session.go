@@ -279,12 +279,13 @@ func target(m *kernel.Model, p *events.Probe) (string, uint64, error) {
 }
 
 func (g *Group) attach(cfg Config, p *Probe) error {
-	ev, pr := p.Event, p.Probe
+	// An event probe on a dynamic event attaches where its source would.
+	ev, pr, kind := p.Event, p.attachProbe(), p.kind()
 	where := fmt.Sprintf("%s/%s at %s", ev.Group, ev.Name, place(pr))
 	if u := pr.Uprobe; u != nil {
 		return g.attachUprobe(p, u, where)
 	}
-	if att := ev.Attached; ev.Kind == events.Eprobe && att != nil {
+	if att := ev.Attached; kind == events.Eprobe && att != nil {
 		// The attached tracepoint's own BPF hook: the program sees its
 		// record.
 		prog, err := g.load(p.Main, false)
@@ -302,7 +303,7 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	if err != nil {
 		return fmt.Errorf("tracer: %s: %w", where, err)
 	}
-	if ev.Kind == events.Tprobe {
+	if kind == events.Tprobe {
 		// The tracepoint itself, as a raw tracepoint: its arguments are
 		// the program's context.
 		prog, err := g.load(p.Main, false)
@@ -316,7 +317,7 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 		g.links = append(g.links, l)
 		return nil
 	}
-	fprobe := ev.Kind == events.Fentry || ev.Kind == events.Fexit
+	fprobe := kind == events.Fentry || kind == events.Fexit
 	multi := fprobe && cfg.KprobeMulti
 	opts := &link.KprobeOptions{Offset: off, TraceFSPrefix: fmt.Sprintf("%s_%d", TraceFSPrefix, os.Getpid())}
 	if tracefsOnly(cfg.Model, p) {
@@ -349,11 +350,11 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	}
 	var l link.Link
 	switch {
-	case multi && ev.Kind == events.Fexit:
+	case multi && kind == events.Fexit:
 		l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
 	case multi:
 		l, err = link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
-	case ev.Kind.IsReturn():
+	case kind.IsReturn():
 		l, err = link.Kretprobe(sym, prog, opts)
 	default:
 		l, err = link.Kprobe(sym, prog, opts)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -179,14 +180,10 @@ func TestVerifierAcceptsCorpus(t *testing.T) {
 				untraced++
 				continue
 			case events.Eprobe:
-				if att := ev.Attached; att == nil || att.Event != nil {
-					// Event probes on dynamic events are emulated
-					// only (EOPNOTSUPP).
-					untraced++
-					continue
-				}
-				if att := ev.Attached; att.FilterProg != nil && bpfcode.CheckSourceFilter(att.FilterProg) != nil {
-					// A filter the program cannot run.
+				if _, err := NewPlan([]*events.Event{ev}, PlanOptions{RingSize: 1 << 16}); errors.Is(err, syscall.EOPNOTSUPP) {
+					// Event probes on synthetic events, or with a
+					// filter the program cannot run, are emulated
+					// only.
 					untraced++
 					continue
 				}
@@ -226,7 +223,7 @@ func TestVerifierAcceptsCorpus(t *testing.T) {
 			t.Errorf("%s#%d %q: %v", g.Corpus, g.Index, g.Line, err)
 		}
 	}
-	t.Logf("verifier of %s accepted %d probe programs (+%d entry programs); %d pending probes not compiled; %d events of kinds the tracer does not run (synthetic; event probes on dynamic events or with a filter the program cannot run); %d lines refused by the model", kernelRelease(), loaded, entries, skipped, untraced, refused)
+	t.Logf("verifier of %s accepted %d probe programs (+%d entry programs); %d pending probes not compiled; %d events of kinds the tracer does not run (synthetic; event probes on synthetic events or with a filter the program cannot run); %d lines refused by the model", kernelRelease(), loaded, entries, skipped, untraced, refused)
 	if loaded == 0 {
 		t.Fatal("no programs loaded")
 	}
@@ -371,5 +368,44 @@ func TestEprobeFilterVerifier(t *testing.T) {
 		if !errors.Is(err, bpfcode.ErrFilterUnsupported) {
 			t.Errorf("%s: want the filter refused, have %v", line, err)
 		}
+	}
+}
+
+// TestEprobeOnDynamicEventVerifier compiles event probes on fprobe, fexit
+// and tracepoint probe events (the programs build the source's record,
+// strings included, then read $FIELD from it, with and without "if"
+// filters) on the 6.12 model and loads them into this host's kernel; an
+// event probe on an fexit whose arguments are saved at entry is refused.
+func TestEprobeOnDynamicEventVerifier(t *testing.T) {
+	requireHostBPF(t)
+	m := vmtest.Model(t, "6.12")
+	r := events.NewRegistry(m, grammar.DialectFor(6, 12))
+	lines := []string{
+		`f:fp/fop do_sys_openat2 dfd=$arg1 fn=+0($arg2):ustring fl=+8($arg3):x64`,
+		`f:fp/frd vfs_read%return ret=$retval`,
+		`t:tp/tex sched_process_exec p=$arg1 pid=$arg2`,
+		`f:fp/fwr vfs_write%return cnt=$arg3 ret=$retval`,
+		`e:ep/a fp.fop d=$dfd f=$fn:string l=$fl if dfd != 0 && fn ~ "/etc/*"`,
+		`e:ep/b fp/frd r=$ret:s32 ip=$__probe_func if ret > 0`,
+		`e:ep/c tp.tex p=$p:x64 pid=$pid`,
+		`e:ep/d fp.fwr c=$cnt`,
+	}
+	for _, line := range lines {
+		if _, err := r.Write(events.DynamicEvents, []byte(line+"\n")); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	byName := map[string]*events.Event{}
+	for _, ev := range r.Events() {
+		byName[ev.Name] = ev
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		n, _, err := loadAll(m, []*events.Event{byName[name]})
+		if err != nil || n != 1 {
+			t.Errorf("ep/%s: %d programs loaded: %v", name, n, err)
+		}
+	}
+	if _, err := NewPlan([]*events.Event{byName["d"]}, PlanOptions{RingSize: 1 << 16}); !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Errorf("ep/d on an fexit with entry data: want EOPNOTSUPP, have %v", err)
 	}
 }

@@ -95,7 +95,8 @@ func sameHits(t *testing.T, k string, r *bootRun, ev string) []hit {
 // part, hit for hit: numeric fields of each size and sign, a __data_loc
 // string, char arrays, and a "char *" field, of which the kernel takes
 // the pointer's first byte (so reading through it faults); and "if"
-// filters on the attached record's numbers, strings, comm and CPU.
+// filters on the attached record's numbers, strings, comm and CPU. On
+// 6.12, event probes on fprobe, fexit and tracepoint probe events too.
 func TestEprobeRecordVM(t *testing.T) {
 	defs := []traceDef{
 		{line: "e:ep/op syscalls.sys_enter_openat nr=$__syscall_nr dfd=$dfd flags=$flags:x32 mode=$mode fn=$filename fs=+0($filename):ustring", kernels: both},
@@ -106,10 +107,22 @@ func TestEprobeRecordVM(t *testing.T) {
 		{line: `e:ep/sf sched.sched_switch prev=$prev_comm:string next=$next_comm:string if prev_comm ~ "work*" || next_comm ~ "*load" && prev_pid != 0`, kernels: both},
 		{line: `e:ep/rf syscalls/sys_exit_read ret=$ret if ret > 0 && comm == "workload" && common_pid > 1`, kernels: both},
 		{line: `e:ep/xf sched.sched_process_exec fn=$filename:string pid=$pid if filename == "/bin/workload" || CPU > 64`, kernels: both},
+		// On fprobe, fexit and tracepoint probe events (6.12): the
+		// program runs where the source would and builds its record.
+		{line: `f:fp/fop do_sys_openat2 dfd=$arg1 fn=+0($arg2):ustring`, kernels: only612, skip: []string{"6.1"}},
+		{line: `f:fp/frd vfs_read%return ret=$retval`, kernels: only612, skip: []string{"6.1"}},
+		{line: `t:tp/tex sched_process_exec p=$arg1 pid=$arg2`, kernels: only612, skip: []string{"6.1"}},
+		{line: `e:ep/efop fp.fop d=$dfd f=$fn:string`, kernels: only612, skip: []string{"6.1"}},
+		{line: `e:ep/efopf fp.fop f=$fn:string if dfd == 0xffffff9c && fn == ""`, kernels: only612, skip: []string{"6.1"}},
+		{line: `e:ep/efrd fp/frd r=$ret:s32 fn=$__probe_func if ret > 0`, kernels: only612, skip: []string{"6.1"}},
+		{line: `e:ep/etex tp.tex p=$p pid=$pid:s32`, kernels: only612, skip: []string{"6.1"}},
 	}
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
 		r := runTraceBoot(t, k, defs)
 		for _, d := range defs {
+			if d.line[0] != 'e' || !d.kernelAccepts(k.Name) {
+				continue
+			}
 			ev := d.event()
 			sameHits(t, k.Name, r, ev[strings.IndexByte(ev, '/')+1:]) // trace lines name the event alone
 		}
