@@ -378,3 +378,35 @@ func TestDefineReturnsEvent(t *testing.T) {
 		t.Errorf("after a rejected line: %+v, %v", ev, err)
 	}
 }
+
+// An empty module name ("p :SYM") is accepted and left unarmed on both
+// kernels, as for a module that is not loaded: validate_probe_symbol finds
+// no module named "" and defers, and kallsyms_lookup_name(":SYM") finds
+// nothing. A named module that is loaded arms the probe.
+func TestEmptyModuleIsPending(t *testing.T) {
+	for _, release := range []string{"6.1", "6.12"} {
+		for _, tc := range []struct {
+			line    string
+			pending bool
+		}{
+			{"p:ev :vfs_read", true},
+			{"p:ev :no_such_function", true},
+			{"r:ev :vfs_read", true},
+			{"p:ev vfs_read", false},
+			{"p:ev vmlinux:vfs_read", true},
+		} {
+			r := newRegistry(t, release)
+			if _, err := r.Write(KprobeEvents, []byte(tc.line+"\n")); err != nil {
+				t.Errorf("%s: %s: %v", release, tc.line, err)
+				continue
+			}
+			evs := r.Events()
+			if len(evs) != 1 || len(evs[0].Probes) != 1 {
+				t.Fatalf("%s: %s: events %v", release, tc.line, evs)
+			}
+			if got := evs[0].Probes[0].Pending; got != tc.pending {
+				t.Errorf("%s: %s: pending %v, want %v", release, tc.line, got, tc.pending)
+			}
+		}
+	}
+}

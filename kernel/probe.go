@@ -42,9 +42,11 @@ type KprobeSite struct {
 // kallsyms_lookup_name() (and so kprobe_lookup_name() and the @SYM fetch
 // argument) does: for "mod:sym" the first of that module's symbols; for a
 // bare name the first vmlinux symbol, else the first module symbol
-// (module_kallsyms_lookup_name), in kallsyms order.
+// (module_kallsyms_lookup_name), in kallsyms order. ":sym" names the
+// module "", which no module is: nothing is found (a kprobe on it is left
+// unarmed, as for a module that is not loaded).
 func (m *Model) LookupName(sym string) (uint64, bool) {
-	if sym == "" {
+	if sym == "" || sym[0] == ':' {
 		return 0, false
 	}
 	mod, name := splitModSym(sym)
