@@ -100,3 +100,18 @@ func TestNeedsHint6_1(t *testing.T) {
 		t.Errorf("hints %q", r.Hints)
 	}
 }
+
+// An event probe's unknown $-variable is hinted with the attached event's
+// fields, not the kprobe variables.
+func TestHintEventField(t *testing.T) {
+	m, d := embedded(t)
+	for line, want := range map[string]string{
+		`e:ep/x sched.sched_switch x=+0($prev_pd)`: "sched.sched_switch has no field prev_pd; did you mean $prev_pid?",
+		`e:ep/x sched/sched_switch $zzzzzzzz`:      "its fields are $prev_comm, $prev_pid, $prev_prio, $prev_state, $next_comm, $next_pid, $next_prio, $comm",
+	} {
+		r := New(m, d, false).Check(line, DefaultFile(line))
+		if len(r.Hints) != 1 || !strings.Contains(r.Hints[0], want) {
+			t.Errorf("%q: hints %q, want one containing %q", line, r.Hints, want)
+		}
+	}
+}

@@ -569,8 +569,8 @@ func (p *parser) parseProbeVars(f *grammar.FetchArg, end int, pc *int) syscall.E
 			ins[code] = Op{Code: OpComm}
 			return 0
 		}
-		// The kernel resets the caret to the argument's start.
-		p.offset = 0
+		// The caret stays at the variable (checked in the 6.12 guest:
+		// "x=+0($nosuch)" points at the '$').
 		goto inval
 	}
 

@@ -177,6 +177,9 @@ func (e *Hinter) codeHint(code grammar.Code, log *events.LogEntry) string {
 		return fmt.Sprintf("no register %%%s on %s; its registers are %%%s", reg, m.Arch().Name, strings.Join(names, " %"))
 	case grammar.HintVar:
 		v := varAt(tok, off)
+		if kind == 'e' {
+			return e.eventFieldHint(v, place)
+		}
 		if code == grammar.ErrRetvalOnProbe || v == "$retval" {
 			return fmt.Sprintf("$retval is read on return: r %s, or f %s%%return", placeFunc(place), placeFunc(place))
 		}
@@ -553,4 +556,34 @@ func (e *Hinter) regProbeHint(kind byte, place string) string {
 		return fmt.Sprintf("a return probe goes on a function's entry: r %s", fn)
 	}
 	return ""
+}
+
+// eventFieldHint is the hint for an event probe's unknown $-variable v:
+// the attached event's fields (what $FIELD reads) and $comm.
+func (e *Hinter) eventFieldHint(v, place string) string {
+	sys, name, ok := strings.Cut(place, ".")
+	if !ok {
+		sys, name, _ = strings.Cut(place, "/")
+	}
+	tps, _, err := e.Model.Tracepoints()
+	if err != nil {
+		return fmt.Sprintf("no field %s in %s; events/%s/%s/format lists its fields", v, place, sys, name)
+	}
+	for i := range tps {
+		if tps[i].System != sys || tps[i].Name != name {
+			continue
+		}
+		var cands []string
+		for _, f := range tps[i].Fields() {
+			if !f.Common {
+				cands = append(cands, "$"+f.Name)
+			}
+		}
+		cands = append(cands, "$comm")
+		if n, ok := grammar.Closest(v, cands); ok {
+			return fmt.Sprintf("%s has no field %s; did you mean %s?", place, strings.TrimPrefix(v, "$"), n)
+		}
+		return fmt.Sprintf("%s has no field %s; its fields are %s", place, strings.TrimPrefix(v, "$"), strings.Join(cands, ", "))
+	}
+	return fmt.Sprintf("no field %s in %s; events/%s/%s/format lists its fields", v, place, sys, name)
 }
