@@ -237,6 +237,11 @@ func unescapeMountinfo(s string) string {
 	return b.String()
 }
 
+// stableTimeout is how long the kernel may keep the entry of a path that
+// exists for the life of the mount (tracefs.FS.Stable); the others are
+// looked up on every use, so that events appear and disappear at once.
+const stableTimeout = time.Hour
+
 // tree is what every node of one mount shares.
 type tree struct {
 	fs   *tracefs.FS
@@ -356,6 +361,12 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		return nil, errno(err)
 	}
 	n.fill(fi, p, &out.Attr)
+	if n.t.fs.Stable(p) {
+		// The entry never goes away nor changes kind: the kernel may
+		// keep it, and resolve the path without asking again. Its
+		// attributes (the size of its content) are asked each time.
+		out.SetEntryTimeout(stableTimeout)
+	}
 	child := &node{t: n.t, path: p}
 	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
 	return n.NewInode(ctx, child, st), 0
@@ -465,6 +476,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, errno(err)
 	}
 	n.fill(fi, p, &out.Attr)
+	if n.t.fs.Stable(p) {
+		// The entry never goes away nor changes kind: the kernel may
+		// keep it, and resolve the path without asking again. Its
+		// attributes (the size of its content) are asked each time.
+		out.SetEntryTimeout(stableTimeout)
+	}
 	child := &node{t: n.t, path: p}
 	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
 	fh, flags := newHandle(n.t, h, p)

@@ -488,3 +488,54 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	return out, nil
 }
+
+// Stable reports whether the path name (relative to the tracefs root)
+// names an entry that exists, as the same kind of file, for the life of
+// the tree: the root's files and directories, options/ and its options,
+// events/ and its files, the static events' groups and directories and
+// their files. Dynamic events and their groups come and go, and on eventfs
+// kernels (6.12) an event named "enable" or "filter" shadows its group's
+// file, so a group's files are stable only where no event can shadow
+// them. A FUSE mount may let the kernel cache stable entries.
+func (f *FS) Stable(name string) bool {
+	parts := clean(name)
+	if len(parts) == 0 {
+		return true
+	}
+	e, ok := lookup(rootEntries, parts[0])
+	switch {
+	case !ok:
+		return false
+	case len(parts) == 1:
+		return true
+	case e.kind == nOptions:
+		_, ok := f.option(parts[1])
+		return ok && len(parts) == 2
+	case e.kind != nEvents:
+		return false
+	}
+	if _, ok := lookup(eventsEntries, parts[1]); ok {
+		return len(parts) == 2
+	}
+	s := f.statics()
+	if !s.groups[parts[1]] {
+		return false
+	}
+	switch len(parts) {
+	case 2:
+		return true
+	case 3:
+		if _, ok := s.index[parts[1]+"/"+parts[2]]; ok {
+			return true
+		}
+		_, ok := lookup(groupEntries, parts[2])
+		return ok && !f.perms.eventfs
+	case 4:
+		if _, ok := s.index[parts[1]+"/"+parts[2]]; !ok {
+			return false
+		}
+		_, ok := lookup(eventEntries, parts[3])
+		return ok
+	}
+	return false
+}

@@ -529,3 +529,44 @@ func TestTraceHeader(t *testing.T) {
 		t.Errorf("trace_pipe read = %d, %v; want 0, EOF", n, err)
 	}
 }
+
+// TestStable checks which entries a mount may let the kernel cache: those
+// that exist, as the same kind of file, whatever is defined later.
+func TestStable(t *testing.T) {
+	static := func() []StaticEvent {
+		return []StaticEvent{{System: "sched", Name: "sched_switch", ID: 300}, {System: "sched", Name: "sched_wakeup", ID: 301}}
+	}
+	for _, rel := range []struct {
+		major, minor int
+		eventfs      bool
+	}{{6, 1, false}, {6, 12, true}} {
+		f := New(&fakeBackend{}, Options{Major: rel.major, Minor: rel.minor, Static: static})
+		cases := map[string]bool{
+			"":                                 true,
+			"kprobe_events":                    true,
+			"options":                          true,
+			"options/print-parent":             true,
+			"options/no-such-option":           false,
+			"events":                           true,
+			"events/enable":                    true,
+			"events/header_page":               true,
+			"events/sched":                     true,
+			"events/sched/sched_switch":        true,
+			"events/sched/sched_switch/format": true,
+			"events/sched/sched_switch/hist":   true,
+			"events/sched/sched_switch/nosuch": false,
+			"events/sched/enable":              !rel.eventfs,
+			"events/sched/filter":              !rel.eventfs,
+			"events/sched/myprobe":             false,
+			"events/kprobes":                   false,
+			"events/kprobes/ev/enable":         false,
+			"nosuch":                           false,
+			"kprobe_events/x":                  false,
+		}
+		for p, want := range cases {
+			if got := f.Stable(p); got != want {
+				t.Errorf("%d.%d: Stable(%q) = %v, want %v", rel.major, rel.minor, p, got, want)
+			}
+		}
+	}
+}
