@@ -113,6 +113,7 @@ type ProbeProgram struct {
 	// fetchargs.EntryIPSlot.
 	User       bool
 	FileOffset uint64
+
 	// Cookie compiles a program that serves several probes of the same
 	// shape, attached through one multi link whose attach cookie is the
 	// probe's index: Index, EventID and IP are then read at run time
@@ -155,6 +156,16 @@ type ProbeProgram struct {
 	// follows in the scratch value. A source that saves entry data is
 	// not supported.
 	Source *ProbeProgram
+}
+
+// UprobeMaxData is the most a uprobe's arguments and strings may take
+// (PAGE_SIZE): the kernel drops a hit that needs more.
+const UprobeMaxData = 4096
+
+// userDataBound reports whether the program checks UprobeMaxData: a
+// uprobe's with strings (its fixed part alone is far below a page).
+func (e *emitter) userDataBound() bool {
+	return e.p.User && e.p.Layout.Strings > 0
 }
 
 // endbr64 is the ENDBR64 instruction (f3 0f 1e fa) read as a little-endian
@@ -206,7 +217,9 @@ const (
 	stkCPU     = -80
 	// stkSrc holds the address of an event probe's source record, built
 	// in the scratch value (ProbeProgram.Source).
-	stkSrc   = -88
+	stkSrc = -88
+	// stkDyn sums a uprobe record's string lengths (UprobeMaxData).
+	stkDyn   = -96
 	taskSize = 0x00007ffffffff000
 )
 
@@ -279,10 +292,27 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	if e.reserve {
 		e.zeroArgs()
 	}
+	if e.userDataBound() {
+		e.emit(zeroDWord(asm.R10, stkDyn))
+	}
 	for i, a := range p.Args {
 		if err := e.arg(i, a); err != nil {
 			return nil, fmt.Errorf("fetchargs: compile %s: %w", a.Text(), err)
 		}
+	}
+	if e.userDataBound() {
+		// The kernel drops a uprobe hit whose arguments and strings
+		// take more than a page (__uprobe_trace_func's WARN_ON_ONCE);
+		// the hit is counted.
+		keep := e.newLabel()
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R10, stkDyn, asm.DWord),
+			asm.Add.Imm(asm.R1, int32(p.Layout.Fixed-p.Layout.ArgsStart)),
+			asm.JLE.Imm(asm.R1, UprobeMaxData, keep),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		e.mark(keep)
 	}
 	if p.Filter != nil {
 		if err := e.filterStage(p.Filter, p.Layout.RecordSize()); err != nil {

@@ -61,9 +61,18 @@ func TestUprobeRecordVM(t *testing.T) {
 		{line: fmt.Sprintf("p:u_main /bin/workload:0x%x f=@+0x10:u64 hdr=@+0:x32 s=$stack c=$comm", mainFn), kernels: both},
 		{line: fmt.Sprintf("r:u_oret /bin/workload:0x%x fd=$retval:s64 c=$comm f=@+0x10:u64 ax=%%ax", openat), kernels: both},
 	}
+	// Strings in user memory: the workload's writes into a pipe pass
+	// one with no NUL in its first 4096 bytes (a fault) and one whose
+	// NUL is its 4096th byte (read whole); and an immediate string (a
+	// fault on both kernels).
+	write := fileOffset(t, wl, "syscall.write")
+	defs = append(defs, traceDef{line: fmt.Sprintf(`p:u_str /bin/workload:0x%x n=%%cx s=+0(%%bx):string im=\"hi"`, write), kernels: both})
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
 		r := runTraceBoot(t, k, defs)
 		for _, d := range defs {
+			if !d.kernelAccepts(k.Name) {
+				continue
+			}
 			if want := sameHits(t, k.Name, r, d.event()); len(want) > 0 && !strings.HasPrefix(want[0].ip, "0x") {
 				t.Errorf("%s: %s: kernel ip %q", k.Name, d.event(), want[0].ip)
 			}

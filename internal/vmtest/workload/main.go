@@ -9,6 +9,9 @@
 //	  openat(AT_FDCWD, "/tmp/ktrace-wl/a.txt", O_RDONLY|O_CLOEXEC)
 //	  read(fd, buf, 90)
 //	  openat(AT_FDCWD, "/tmp/ktrace-wl/missing", O_RDONLY|O_CLOEXEC)  (ENOENT)
+//	then, into a pipe (pipe2(O_CLOEXEC)):
+//	  write(wfd, 5000 'x' bytes, 5000)           (no NUL in 4096 bytes)
+//	  write(wfd, 4095 'y' bytes and a NUL, 4096) (the NUL is the 4096th byte)
 //
 // "workload open N" instead opens the missing file N times and prints the
 // mean time per open in nanoseconds, the load of the per-hit overhead
@@ -79,6 +82,34 @@ func main() {
 			fail("open of a missing file", err)
 		}
 	}
+	if rounds > 0 {
+		longStrings()
+	}
+}
+
+// longStrings writes two buffers into a pipe, for the uprobe tests of
+// strings near the kernel's MAX_STRING_SIZE (4096): one without a NUL in
+// its first 4096 bytes, one whose NUL is its 4096th byte.
+func longStrings() {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		fail("pipe2", err)
+	}
+	long := make([]byte, 5000)
+	for i := range long {
+		long[i] = 'x'
+	}
+	exact := make([]byte, 4096)
+	for i := range exact[:4095] {
+		exact[i] = 'y'
+	}
+	for _, b := range [][]byte{long, exact} {
+		if _, err := syscall.Write(p[1], b); err != nil {
+			fail("write to the pipe", err)
+		}
+	}
+	syscall.Close(p[0])
+	syscall.Close(p[1])
 }
 
 func fail(what string, err error) {
