@@ -103,6 +103,10 @@ func CompileEntry(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	if p == nil || p.Layout == nil || m == nil || p.Arch == nil {
 		return nil, fmt.Errorf("fetchargs: compile entry: incomplete probe")
 	}
+	if p.Source != nil {
+		// An event probe on an fexit: the source's entry data.
+		p = p.Source
+	}
 	slots := p.Layout.EntrySlots
 	if !p.Return || len(slots) == 0 {
 		return nil, nil

@@ -152,9 +152,10 @@ type ProbeProgram struct {
 	// probe's program runs where the source would (its context is the
 	// source's), builds the source's record in the scratch value as the
 	// source's program would, and reads $FIELD from it. SourceSize is
-	// then the source record's size, which the event probe's own record
-	// follows in the scratch value. A source that saves entry data is
-	// not supported.
+	// then the source record's area (SourceAreaSize), which the event
+	// probe's own record follows in the scratch value. A source that
+	// saves entry data gets them from the entry program CompileEntry
+	// builds for it (with the event probe's index).
 	Source *ProbeProgram
 }
 
@@ -251,7 +252,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 			return nil, fmt.Errorf("fetchargs: compile: a source record outside an event probe")
 		case src.Layout == nil || len(src.Layout.Offsets) != len(src.Args):
 			return nil, fmt.Errorf("fetchargs: compile: incomplete source probe")
-		case len(src.Layout.EntrySlots) > 0 || src.Source != nil || src.User:
+		case src.Source != nil || src.User:
 			return nil, fmt.Errorf("fetchargs: compile: an event probe on this source: %w", ErrUnsupported)
 		case p.SourceSize != SourceAreaSize(src.Layout):
 			return nil, fmt.Errorf("fetchargs: compile: source size %d, want %d", p.SourceSize, SourceAreaSize(src.Layout))
@@ -462,10 +463,10 @@ func (e *emitter) prologue() error {
 }
 
 // SourceAreaSize is the part of the scratch value an event probe's source
-// record takes (ProbeProgram.Source): ktrace's header and the record,
-// rounded up to 8 bytes.
+// record takes (ProbeProgram.Source): ktrace's header, the record and the
+// copy of its entry data, rounded up to 8 bytes.
 func SourceAreaSize(l *fetchargs.Layout) int {
-	return (fetchargs.HeaderSize + l.RecordSize() + 7) &^ 7
+	return (l.ScratchSize() + 7) &^ 7
 }
 
 // sourceRecord builds an event probe's source record at the start of this
@@ -490,6 +491,13 @@ func (e *emitter) sourceRecord() error {
 	e.zeroArgs()
 	if err := e.probeFields(); err != nil {
 		return err
+	}
+	if e.p.Return && len(e.p.Layout.EntrySlots) > 0 {
+		// What the event probe's entry program saved
+		// (CompileEntry of the source).
+		if err := e.loadEntryData(); err != nil {
+			return err
+		}
 	}
 	for i, a := range e.p.Args {
 		if err := e.arg(i, a); err != nil {

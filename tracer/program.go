@@ -174,9 +174,6 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 				if err != nil {
 					return nil, fmt.Errorf("tracer: %s/%s: its source %s/%s: %w", ev.Group, ev.Name, src.Group, src.Name, err)
 				}
-				if len(sl.EntrySlots) > 0 {
-					return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe on %s/%s, whose arguments are saved at function entry: %w", ev.Group, ev.Name, src.Group, src.Name, syscall.EOPNOTSUPP)
-				}
 				source = &Source{Event: src, Probe: sp, Layout: sl}
 				pr = ev.Probes[0]
 			}
@@ -214,6 +211,9 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			}
 			if s := 8 * len(l.EntrySlots); s > p.EntryDataSize {
 				p.EntryDataSize = s
+			}
+			if source != nil && 8*len(source.Layout.EntrySlots) > p.EntryDataSize {
+				p.EntryDataSize = 8 * len(source.Layout.EntrySlots)
 			}
 			if s := fetchargs.HeaderSize + l.RecordSize(); s > p.MaxRecord {
 				p.MaxRecord = s

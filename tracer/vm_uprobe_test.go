@@ -105,7 +105,8 @@ func sameHits(t *testing.T, k string, r *bootRun, ev string) []hit {
 // string, char arrays, and a "char *" field, of which the kernel takes
 // the pointer's first byte (so reading through it faults); and "if"
 // filters on the attached record's numbers, strings, comm and CPU. On
-// 6.12, event probes on fprobe, fexit and tracepoint probe events too.
+// 6.12, event probes on fprobe, fexit (with entry data too) and
+// tracepoint probe events.
 func TestEprobeRecordVM(t *testing.T) {
 	defs := []traceDef{
 		{line: "e:ep/op syscalls.sys_enter_openat nr=$__syscall_nr dfd=$dfd flags=$flags:x32 mode=$mode fn=$filename fs=+0($filename):ustring", kernels: both},
@@ -125,6 +126,8 @@ func TestEprobeRecordVM(t *testing.T) {
 		{line: `e:ep/efopf fp.fop f=$fn:string if dfd == 0xffffff9c && fn == ""`, kernels: only612, skip: []string{"6.1"}},
 		{line: `e:ep/efrd fp/frd r=$ret:s32 fn=$__probe_func if ret > 0`, kernels: only612, skip: []string{"6.1"}},
 		{line: `e:ep/etex tp.tex p=$p pid=$pid:s32`, kernels: only612, skip: []string{"6.1"}},
+		{line: `f:fp/fwr vfs_write%return cnt=$arg3 ret=$retval`, kernels: only612, skip: []string{"6.1"}},
+		{line: `e:ep/efwr fp.fwr c=$cnt r=$ret:s64 if cnt > 1000`, kernels: only612, skip: []string{"6.1"}},
 	}
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
 		r := runTraceBoot(t, k, defs)
