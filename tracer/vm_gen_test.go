@@ -25,8 +25,9 @@ var (
 // immediates, return values) with every type (integers of each size and
 // base, bitfields, chars, strings, symbols, arrays) on the workload's
 // functions. Each kernel's own tracer and ktrace record run them on the
-// same hits, which must print the same bodies. It runs only with
-// -recdiff N.
+// same hits, which must print the same bodies. A quarter are event
+// probes on the tracepoints the workload hits (fields of each kind, typed
+// and dereferenced, with "if" filters). It runs only with -recdiff N.
 func TestRecordDifferentialVM(t *testing.T) {
 	if *recDiffN == 0 {
 		t.Skip("run with -recdiff N")
@@ -48,8 +49,11 @@ func TestRecordDifferentialVM(t *testing.T) {
 		}
 		for tries := 0; len(defs) < *recDiffN && tries < 100**recDiffN; tries++ {
 			line := g.def(fmt.Sprintf("g%d", len(defs)))
+			if g.r.IntN(4) == 0 {
+				line = g.eprobe(fmt.Sprintf("g%d", len(defs)))
+			}
 			file := events.KprobeEvents
-			if line[0] == 'f' || line[0] == 't' {
+			if line[0] == 'f' || line[0] == 't' || line[0] == 'e' {
 				file = events.DynamicEvents
 			}
 			// Only what this kernel accepts (by the emulation, which
@@ -77,6 +81,7 @@ func TestRecordDifferentialVM(t *testing.T) {
 		same, hits, unpaired := 0, 0, 0
 		for _, d := range defs {
 			ev := d.event()
+			ev = ev[strings.IndexByte(ev, '/')+1:] // trace lines name the event alone
 			got, want := r.ktrace[ev], r.kernel[ev]
 			if len(want) == 0 {
 				t.Errorf("%s: %s: no hits from the kernel", ev, d.line)
@@ -265,6 +270,58 @@ func (g *defGen) def(name string) string {
 			a = fmt.Sprintf("a%d=%s", i, a)
 		}
 		b.WriteString(" " + a)
+	}
+	return b.String()
+}
+
+// wlEvent is a tracepoint the workload hits, with fields an event probe
+// reads: numbers, and pointers or strings.
+type wlEvent struct {
+	name           string // SYSTEM.EVENT
+	numbers, addrs []string
+	strs           []string // __data_loc strings and char arrays
+}
+
+var wlEvents = []wlEvent{
+	{name: "syscalls.sys_enter_openat", numbers: []string{"dfd", "flags", "mode", "__syscall_nr"}, addrs: []string{"filename"}},
+	{name: "syscalls.sys_exit_openat", numbers: []string{"ret", "__syscall_nr"}},
+	{name: "syscalls.sys_enter_write", numbers: []string{"fd", "count"}, addrs: []string{"buf"}},
+	{name: "syscalls.sys_exit_read", numbers: []string{"ret"}},
+	{name: "sched.sched_process_exec", numbers: []string{"pid", "old_pid"}, strs: []string{"filename"}},
+}
+
+// eprobe returns an event probe named ep/name on one of wlEvents.
+func (g *defGen) eprobe(name string) string {
+	ev := wlEvents[g.r.IntN(len(wlEvents))]
+	var b strings.Builder
+	fmt.Fprintf(&b, "e:ep/%s %s", name, ev.name)
+	field := func(list []string) string { return "$" + list[g.r.IntN(len(list))] }
+	for i, n := 0, 1+g.r.IntN(4); i < n; i++ {
+		var a string
+		switch k := g.r.IntN(6); {
+		case k == 0 && len(ev.addrs) > 0:
+			a = fmt.Sprintf("+%d(%s):%s", g.r.IntN(16), field(ev.addrs), g.pick("ustring", "u8", "x32", "char", "x8[4]"))
+		case k == 1 && len(ev.strs) > 0:
+			a = field(ev.strs) + g.pick(":string", "")
+		case k == 2:
+			a = g.pick("$comm", `\"lit"`, `\42`)
+		default:
+			a = field(ev.numbers)
+			if g.r.IntN(2) == 0 {
+				a += ":" + g.intType()
+			}
+		}
+		if g.r.IntN(2) == 0 && !strings.HasPrefix(a, "$comm") {
+			a = fmt.Sprintf("a%d=%s", i, a)
+		}
+		b.WriteString(" " + a)
+	}
+	if g.r.IntN(3) == 0 {
+		f := ev.numbers[g.r.IntN(len(ev.numbers))]
+		fmt.Fprintf(&b, " if %s %s %s", f, g.pick("==", "!=", ">", "<", ">=", "&"), g.pick("0", "1", "3", "0x80", "100"))
+		if g.r.IntN(2) == 0 {
+			fmt.Fprintf(&b, " %s comm %s \"%s\"", g.pick("&&", "||"), g.pick("==", "!=", "~"), g.pick("workload", "work*", "ktrace"))
+		}
 	}
 	return b.String()
 }

@@ -402,10 +402,98 @@ func (g *lineGen) place(fn genFunc) string {
 	return f
 }
 
+// head is a probe command's "[:[GRP/]EVENT]" part, often absent.
+func (g *lineGen) head(def string) string {
+	switch g.r.IntN(6) {
+	case 1:
+		return ":" + g.name(def)
+	case 2:
+		return ":" + g.name("grp") + "/" + g.name(def)
+	case 3:
+		return ":ev"
+	}
+	return ""
+}
+
+// uprobeLine is a uprobe definition: a file (a real binary, a directory,
+// a device, a missing path), an offset with or without a reference
+// counter and %return, and the fetch arguments uprobes have, with types.
+func (g *lineGen) uprobeLine() (string, string) {
+	var b strings.Builder
+	b.WriteString(g.pick("p", "p", "r", "r", "r5", "x"))
+	b.WriteString(g.head("uev"))
+	b.WriteString(" " + g.pick("/bin/busybox", "/bin/busybox", "/bin/busybox", "/bin", "/dev/null", "/nosuch", "bin/busybox", "/bin/busybox/x"))
+	b.WriteString(":" + g.pick("0x10", "0x1000", "0x4d2", "16", "0", "0x", "-1", "x", "0x1000(0x20)", "0x1000(0x)", "0x1000(", "0x1000%return", "0x1000(0x20)%return", "0x1000%ret"))
+	for i, n := 0, g.r.IntN(5); i < n; i++ {
+		b.WriteString(g.pick(" ", " ", "\t"))
+		a := g.pick("%ax", "%di", "%sp", "%ip", "%zz", "$stack", "$stack0", "$stack2", "$retval", "$comm", "$arg1", "@+0", "@+0x10", "@+-8", "@0x1000", "@jiffies",
+			"+0(%sp)", "+8(%di)", "+0(%si)", "+u0(%di)", "+0(@+0x10)", `\1`, `\-8`, `\"str"`, "$current")
+		a += g.typ()
+		if g.chance(0.3) {
+			a = g.name(fmt.Sprintf("u%d", i)) + "=" + a
+		}
+		b.WriteString(a)
+	}
+	return b.String(), g.pick(UprobeEvents, UprobeEvents, DynamicEvents, KprobeEvents)
+}
+
+// eprobeLine is an event probe definition on a random tracepoint of the
+// model (or a bad target): its fields, dereferenced and typed, $comm, an
+// unknown field, and sometimes an "if" filter on the fields.
+func (g *lineGen) eprobeLine() (string, string) {
+	sys, name, fields := "sched", "sched_switch", []string{"prev_comm", "prev_pid", "prev_state", "next_comm"}
+	if g.m != nil && g.chance(0.7) {
+		if tps, _, err := g.m.Tracepoints(); err == nil && len(tps) > 0 {
+			tp := tps[g.r.IntN(len(tps))]
+			sys, name, fields = tp.System, tp.Name, nil
+			for _, f := range tp.Fields() {
+				if !f.Common {
+					fields = append(fields, f.Name)
+				}
+			}
+		}
+	}
+	sep := g.pick(".", ".", "/", ":", "")
+	if g.chance(0.05) {
+		name = g.pick("nosuch", "", "sched_switch")
+	}
+	var b strings.Builder
+	b.WriteString("e" + g.head("eev") + " " + sys + sep + name)
+	field := func() string {
+		if len(fields) == 0 || g.chance(0.1) {
+			return g.pick("nosuch", "common_pid", "comm", "COMM")
+		}
+		return fields[g.r.IntN(len(fields))]
+	}
+	for i, n := 0, g.r.IntN(4); i < n; i++ {
+		a := "$" + field()
+		if g.chance(0.2) {
+			a = g.pick("+0(", "+8(", "+u0(") + a + ")"
+		}
+		a += g.typ()
+		if g.chance(0.3) {
+			a = g.name(fmt.Sprintf("e%d", i)) + "=" + a
+		}
+		b.WriteString(" " + a)
+	}
+	if g.chance(0.4) {
+		b.WriteString(" if " + field() + " " + g.pick("==", "!=", ">", "<=", "&", "~", "=") + " " + g.pick("0", "1", "-1", "0x10", `"a*"`, `"x"`, "", "abc"))
+		if g.chance(0.3) {
+			b.WriteString(g.pick(" && ", " || ", " ") + field() + g.pick(" == 0", " != 1", ""))
+		}
+	}
+	return b.String(), g.pick(DynamicEvents, DynamicEvents, DynamicEvents, KprobeEvents, UprobeEvents)
+}
+
 // line returns one line and the control file it is written to.
 func (g *lineGen) line() (string, string) {
-	if g.chance(0.12) {
+	switch x := g.r.Float64(); {
+	case x < 0.12:
 		return g.synthLine()
+	case x < 0.22:
+		return g.uprobeLine()
+	case x < 0.32:
+		return g.eprobeLine()
 	}
 	fn := genFuncs[g.r.IntN(len(genFuncs))]
 	if g.m != nil && g.chance(0.4) {
