@@ -1,7 +1,9 @@
 package hints
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
 // A hint explains a rejected line beyond the kernel's own message, from
@@ -553,4 +556,20 @@ func (e *Hinter) regProbeHint(kind byte, place string) string {
 		return fmt.Sprintf("a return probe goes on a function's entry: r %s", fn)
 	}
 	return ""
+}
+
+// Report writes on w what `ktrace add` prints for a line the write to f
+// rejected with err: the error_log entry the kernel logged last, as
+// error_log shows it without its timestamp, then a "hint: " line each.
+func (e *Hinter) Report(w io.Writer, line string, f events.File, err error) {
+	var log *events.LogEntry
+	if we := (*events.WriteError)(nil); errors.As(err, &we) {
+		log = we.Last()
+	}
+	if log != nil {
+		fmt.Fprint(w, tracefs.FormatLogEntry(*log))
+	}
+	for _, h := range e.For(line, f, log) {
+		fmt.Fprintf(w, "hint: %s\n", h)
+	}
 }

@@ -121,6 +121,17 @@ func RunReaperIfAsked() {
 	os.Exit(runReaper(pid, os.Getenv(reaperEnvTracefs)))
 }
 
+// SelfReaper is the executable for StartReaper (a session's
+// Config.Reaper): the running binary, whose main calls RunReaperIfAsked;
+// "" (no reaper) when it cannot be found.
+func SelfReaper() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
+}
+
 func runReaper(pid int, dir string) int {
 	// Signals meant for ktrace's terminal or process group are not ours.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)

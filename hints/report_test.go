@@ -1,0 +1,38 @@
+package hints
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
+)
+
+func TestReport(t *testing.T) {
+	m := vmtest.Model(t, "6.12")
+	line := "p:x do_sys_opnat2"
+	err := events.NewRegistry(m, grammar.Latest).Exec(events.DynamicEvents, line)
+	if err == nil {
+		t.Fatalf("%q accepted", line)
+	}
+	var w bytes.Buffer
+	(&Hinter{Model: m, Dialect: grammar.Latest}).Report(&w, line, events.DynamicEvents, err)
+	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "trace_kprobe: error: ") || !strings.HasPrefix(lines[1], "  Command: p:x do_sys_opnat2") {
+		t.Fatalf("report %q, want the error_log entry first", w.String())
+	}
+	if last := lines[len(lines)-1]; last != "hint: kallsyms has no do_sys_opnat2; did you mean do_sys_openat2?" {
+		t.Errorf("last line %q, want the hint", last)
+	}
+}
+
+func TestReportWithoutLog(t *testing.T) {
+	m := vmtest.Model(t, "6.12")
+	var w bytes.Buffer
+	(&Hinter{Model: m, Dialect: grammar.Latest}).Report(&w, "p:a vfs_read", events.DynamicEvents, nil)
+	if w.Len() != 0 {
+		t.Errorf("report %q for no error_log entry, want nothing", w.String())
+	}
+}
