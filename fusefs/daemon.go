@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -49,7 +50,8 @@ func ReportReady() {
 // status, and the server's output has been written to stderr.
 var ErrServerExited = errors.New("the server ended before mounting")
 
-// StartDaemon runs this executable again with args in a new session,
+// StartDaemon runs this executable again with args (less a --daemon
+// flag: the server stays in the foreground) in a new session,
 // with DaemonEnv set and its output in a temporary log, and returns the
 // server's pid once it reports its own mount of dir answering (having
 // copied the log so far to stderr), or an error once the server has
@@ -57,6 +59,7 @@ var ErrServerExited = errors.New("the server ended before mounting")
 // does not count: the server clears a dead one and refuses to stack on a
 // live one.
 func StartDaemon(args []string, dir string, stderr io.Writer) (pid int, err error) {
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--daemon" || a == "--daemon=true" })
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err

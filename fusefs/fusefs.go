@@ -141,8 +141,31 @@ const fsType = "fuse.ktrace"
 // as are dead ones stacked below it; cleared counts them. A live ktrace
 // mount on dir is refused with an error wrapping ErrMounted: mounting would
 // hide it. A dead FUSE mount of another program is left alone and
-// reported.
+// reported. A dir that does not exist or is no directory is an error
+// that says so in the user's words (and wraps fs.ErrNotExist or
+// syscall.ENOTDIR).
 func PrepareMountPoint(dir string) (cleared int, err error) {
+	cleared, err = prepareMountPoint(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		err = &mountPointError{fmt.Sprintf("%s does not exist; create the directory first (mkdir -p %s)", dir, dir), err}
+	case errors.Is(err, syscall.ENOTDIR):
+		err = &mountPointError{dir + " is not a directory", err}
+	}
+	return cleared, err
+}
+
+// mountPointError is a mount point's error worded for the user: msg is
+// all of its text.
+type mountPointError struct {
+	msg string
+	err error
+}
+
+func (e *mountPointError) Error() string { return e.msg }
+func (e *mountPointError) Unwrap() error { return e.err }
+
+func prepareMountPoint(dir string) (cleared int, err error) {
 	abs, err := mountPath(dir)
 	if err != nil {
 		return 0, err
