@@ -3,23 +3,10 @@ package events
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
-
-// WriteNeeds writes on w the features line needs beyond the model
-// kernel's own syntax (LineNeeds), as `ktrace add` and `ktrace record`
-// note them: one line, nothing when it needs none. It returns them.
-func WriteNeeds(w io.Writer, m *kernel.Model, line string) []string {
-	n := LineNeeds(m, line)
-	if len(n) > 0 {
-		fmt.Fprintf(w, "ktrace: %q needs %s\n", line, strings.Join(n, "; "))
-	}
-	return n
-}
 
 // LineNeeds tells which kernel features a line, accepted under the newest
 // syntax, needs beyond what the model's own kernel accepts. It returns nil

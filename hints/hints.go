@@ -558,6 +558,18 @@ func (e *Hinter) regProbeHint(kind byte, place string) string {
 	return ""
 }
 
+// WriteNeeds writes on w the features line needs beyond the model
+// kernel's own syntax (events.LineNeeds), as `ktrace add` and `ktrace
+// record` note them: one line, nothing when it needs none. It returns
+// them.
+func WriteNeeds(w io.Writer, m *kernel.Model, line string) []string {
+	n := events.LineNeeds(m, line)
+	if len(n) > 0 {
+		fmt.Fprintf(w, "ktrace: %q needs %s\n", line, strings.Join(n, "; "))
+	}
+	return n
+}
+
 // Report writes on w what `ktrace add` prints for a line the write to f
 // rejected with err: the error_log entry the kernel logged last, as
 // error_log shows it without its timestamp, then a "hint: " line each.

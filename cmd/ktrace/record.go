@@ -16,6 +16,7 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/export"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/hints"
 	"github.com/ktrace-dev/ktrace/record"
 	"github.com/ktrace-dev/ktrace/tracer"
 )
@@ -69,7 +70,7 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (s *loadedSession
 	if s, err = g.loadSession(); err != nil {
 		return nil, nil, nil, err
 	}
-	evs, named, err = record.Select(s.Reg, lines, func(line string) { events.WriteNeeds(stderr, s.Reg.Model(), line) })
+	evs, named, err = record.Select(s.Reg, lines, func(line string) { hints.WriteNeeds(stderr, s.Reg.Model(), line) })
 	var de *record.DefineError
 	switch {
 	case errors.As(err, &de):

@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/ktrace-dev/ktrace/check"
-	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/hints"
 	"github.com/ktrace-dev/ktrace/session"
 	"github.com/ktrace-dev/ktrace/tracefs"
@@ -99,7 +98,7 @@ func newAddCmd(g *globals) *cobra.Command {
 			// model kernel's own syntax (ktrace's eBPF backend runs them).
 			needs := map[string][]string{}
 			for _, line := range args {
-				if n := events.WriteNeeds(cmd.ErrOrStderr(), s.Reg.Model(), line); len(n) > 0 {
+				if n := hints.WriteNeeds(cmd.ErrOrStderr(), s.Reg.Model(), line); len(n) > 0 {
 					needs[line] = n
 				}
 			}
