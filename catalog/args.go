@@ -16,11 +16,16 @@ import (
 // model cannot describe (the message may carry a "did you mean" hint).
 var ErrNotFound = errors.New("not found")
 
+// Decl is a name with its C type: a function's parameter or return value
+// (its type from BTF), or a tracepoint's field (from its format).
+type Decl struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
 // Arg is one parameter (or the return value) of a function.
 type Arg struct {
-	Name string `json:"name"`
-	// Type is the parameter's C type from BTF.
-	Type string `json:"type"`
+	Decl
 	// Fetch is the fetch argument that reads it at the function entry
 	// ($argN with BTF arguments, else the register or stack slot), Reg
 	// the register or stack slot itself.
@@ -35,11 +40,10 @@ type Arg struct {
 
 // Field is one field of a tracepoint's format.
 type Field struct {
-	Name   string `json:"name"`
-	Type   string `json:"type"`
-	Offset int    `json:"offset"`
-	Size   int    `json:"size"`
-	Signed bool   `json:"signed"`
+	Decl
+	Offset int  `json:"offset"`
+	Size   int  `json:"size"`
+	Signed bool `json:"signed"`
 }
 
 // Args describes a function or a tracepoint (`ktrace args`).
@@ -136,7 +140,7 @@ func paramArgs(m *kernel.Model, d *grammar.Dialect, kind fetchargs.ProbeKind, fn
 		head, place = "t:ktrace_args", strings.TrimPrefix(fn, "__probestub_")
 	}
 	for i, p := range proto.Params {
-		a := Arg{Name: p.Name, Type: kernel.CType(p.Type)}
+		a := Arg{Decl: Decl{Name: p.Name, Type: kernel.CType(p.Type)}}
 		if i < len(regs) {
 			a.Reg = "%" + regs[i]
 		} else {
@@ -172,7 +176,7 @@ func paramArgs(m *kernel.Model, d *grammar.Dialect, kind fetchargs.ProbeKind, fn
 
 // returnArg describes the return value as "$retval" on a return probe.
 func returnArg(m *kernel.Model, d *grammar.Dialect, fn string, proto *btf.FuncProto) Arg {
-	a := Arg{Name: "return", Type: kernel.CType(proto.Return), Fetch: "$retval", Reg: "%" + m.Arch().RetReg}
+	a := Arg{Decl: Decl{Name: "return", Type: kernel.CType(proto.Return)}, Fetch: "$retval", Reg: "%" + m.Arch().RetReg}
 	ctx := &fetchargs.Context{Model: m, Dialect: d, Kind: fetchargs.KProbe, Return: true, Func: fn}
 	parsed, err := parseOne(ctx, []string{"r:ktrace_args", fn, "$retval"})
 	if err != nil {
@@ -223,7 +227,7 @@ func tracepointArgs(m *kernel.Model, d *grammar.Dialect, spec string) (*Args, er
 			if f.Common {
 				continue
 			}
-			res.Fields = append(res.Fields, Field{Name: f.Name, Type: f.Type, Offset: f.Offset, Size: f.Size, Signed: f.Signed})
+			res.Fields = append(res.Fields, Field{Decl: Decl{Name: f.Name, Type: f.Type}, Offset: f.Offset, Size: f.Size, Signed: f.Signed})
 		}
 	case errors.Is(err, kernel.ErrNoTracepoints):
 		res.Notes = append(res.Notes, fmt.Sprintf("%v: its fields are unknown (a snapshot DIR has them in tracepoints/, copied from tracefs)", err))

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -71,5 +72,24 @@ func TestTracepointsGlobs(t *testing.T) {
 	}
 	if _, _, err := Tracepoints(m, grammar.Latest, []string{"sched:[x"}); !errors.Is(err, ErrBadGlob) {
 		t.Errorf("bad glob: err = %v, want ErrBadGlob", err)
+	}
+}
+
+// An Arg and a Field keep their JSON keys in order, their Decl's first.
+func TestDeclJSON(t *testing.T) {
+	ft := "s32"
+	b, err := json.Marshal(Arg{Decl: Decl{Name: "dfd", Type: "int"}, Fetch: "$arg1", Reg: "%di", FetchType: &ft})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"name":"dfd","type":"int","fetch":"$arg1","reg":"%di","fetch_type":"s32","error":null}`; string(b) != want {
+		t.Errorf("Arg JSON %s, want %s", b, want)
+	}
+	b, err = json.Marshal(Field{Decl: Decl{Name: "prev_pid", Type: "pid_t"}, Offset: 24, Size: 4, Signed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"name":"prev_pid","type":"pid_t","offset":24,"size":4,"signed":true}`; string(b) != want {
+		t.Errorf("Field JSON %s, want %s", b, want)
 	}
 }

@@ -5,19 +5,12 @@
 # An entry kprobe and a kretprobe on vfs_read are enabled around COMMAND;
 # the trace timestamps of each entry/return pair (same pid) give the
 # latency.
-# The tracefs is $TRACEFS (default /sys/kernel/tracing): a `ktrace mount`
-# directory works the same; under `ktrace sh` the default is the emulation.
-[ $# -gt 0 ] || { echo "usage: read-latency.sh COMMAND [ARG...]" >&2; exit 2; }
-T=${TRACEFS:-/sys/kernel/tracing}
-comm=$(basename "$1" | cut -c1-15)
-echo 'p:ktrace_ex/rd_entry vfs_read' >> "$T/kprobe_events" || exit 1
-echo 'r:ktrace_ex/rd_exit vfs_read ret=$retval:s64' >> "$T/kprobe_events" || exit 1
-echo > "$T/trace"
-echo 1 > "$T/events/ktrace_ex/enable" || exit 1
-"$@" > /dev/null
-status=$?
-echo 0 > "$T/events/ktrace_ex/enable"
-cat "$T/trace" | grep " $comm-[0-9]* " | awk '
+# The tracefs is $TRACEFS, by default /sys/kernel/tracing (lib.sh).
+. "$(dirname "$0")/lib.sh"
+ex_start read-latency.sh "$@"
+ex_define 'p:ktrace_ex/rd_entry vfs_read' 'r:ktrace_ex/rd_exit vfs_read ret=$retval:s64'
+ex_run ktrace_ex "$@" > /dev/null
+ex_trace | awk '
 {
 	pid = $1; sub(/.*-/, "", pid)
 	ts = ""
@@ -33,6 +26,4 @@ cat "$T/trace" | grep " $comm-[0-9]* " | awk '
 	}
 }
 END { if (n) printf "calls=%d avg_latency_us=%d\n", n, total / n }'
-echo '-:ktrace_ex/rd_exit' >> "$T/kprobe_events"
-echo '-:ktrace_ex/rd_entry' >> "$T/kprobe_events"
-exit $status
+ex_end ktrace_ex/rd_exit ktrace_ex/rd_entry

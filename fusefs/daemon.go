@@ -1,15 +1,16 @@
 package fusefs
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
+	"slices"
 	"syscall"
 	"time"
+
+	"github.com/ktrace-dev/ktrace/internal/readypipe"
 )
 
 // DaemonEnv marks the background copy of a daemonized mount server.
@@ -18,9 +19,6 @@ const DaemonEnv = "KTRACE_MOUNT_DAEMON"
 // daemonReadyFD is the descriptor on which the background copy reports
 // that its mount answers: the write end of a pipe from StartDaemon.
 const daemonReadyFD = 3
-
-// daemonReady is the line the background copy writes on daemonReadyFD.
-const daemonReady = "ready"
 
 // IsDaemon reports whether this process is the background copy started
 // by StartDaemon. The copy's ready descriptor is made close-on-exec, so
@@ -35,21 +33,15 @@ func IsDaemon() bool {
 }
 
 // ReportReady tells the waiting StartDaemon that the mount answers.
-func ReportReady() {
-	f := os.NewFile(daemonReadyFD, "ready")
-	if f == nil {
-		return
-	}
-	fmt.Fprintln(f, daemonReady)
-	f.Close()
-}
+func ReportReady() { readypipe.Report(daemonReadyFD) }
 
 // ErrServerExited is wrapped by StartDaemon's error when the server
 // ended before mounting; the *exec.ExitError beside it carries its
 // status, and the server's output has been written to stderr.
 var ErrServerExited = errors.New("the server ended before mounting")
 
-// StartDaemon runs this executable again with args in a new session,
+// StartDaemon runs this executable again with args (less a --daemon
+// flag: the server stays in the foreground) in a new session,
 // with DaemonEnv set and its output in a temporary log, and returns the
 // server's pid once it reports its own mount of dir answering (having
 // copied the log so far to stderr), or an error once the server has
@@ -57,6 +49,7 @@ var ErrServerExited = errors.New("the server ended before mounting")
 // does not count: the server clears a dead one and refuses to stack on a
 // live one.
 func StartDaemon(args []string, dir string, stderr io.Writer) (pid int, err error) {
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--daemon" || a == "--daemon=true" })
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err
@@ -82,13 +75,10 @@ func StartDaemon(args []string, dir string, stderr io.Writer) (pid int, err erro
 	if err != nil {
 		return 0, err
 	}
-	// The pipe ends with "ready" when the mount answers, or with nothing
-	// when the server exits (or closes it) first.
+	// The server reports ready when the mount answers; the pipe ends
+	// without it when the server exits (or closes it) first.
 	ready := make(chan bool, 1)
-	go func() {
-		line, _ := bufio.NewReader(readyR).ReadString('\n')
-		ready <- strings.TrimSpace(line) == daemonReady
-	}()
+	go func() { ready <- readypipe.Wait(readyR) == nil }()
 	exited := make(chan error, 1)
 	go func() { exited <- child.Wait() }()
 	copyLog := func() {

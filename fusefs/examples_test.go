@@ -70,6 +70,11 @@ func TestExamplesVM(t *testing.T) {
 	vmtest.Require(t)
 	dir := examplesDir(t)
 	files := map[string][]byte{"/tmp/ktrace-example.txt": []byte("hello\n")}
+	lib, err := os.ReadFile(filepath.Join(dir, "lib.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["/ex/lib.sh"] = lib
 	var script strings.Builder
 	for _, ex := range examples {
 		b, err := os.ReadFile(filepath.Join(dir, ex.script))

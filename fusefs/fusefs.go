@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -141,8 +140,31 @@ const fsType = "fuse.ktrace"
 // as are dead ones stacked below it; cleared counts them. A live ktrace
 // mount on dir is refused with an error wrapping ErrMounted: mounting would
 // hide it. A dead FUSE mount of another program is left alone and
-// reported.
+// reported. A dir that does not exist or is no directory is an error
+// that says so in the user's words (and wraps os.ErrNotExist or
+// syscall.ENOTDIR).
 func PrepareMountPoint(dir string) (cleared int, err error) {
+	cleared, err = prepareMountPoint(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		err = &mountPointError{fmt.Sprintf("%s does not exist; create the directory first (mkdir -p %s)", dir, dir), err}
+	case errors.Is(err, syscall.ENOTDIR):
+		err = &mountPointError{dir + " is not a directory", err}
+	}
+	return cleared, err
+}
+
+// mountPointError is a mount point's error worded for the user: msg is
+// all of its text.
+type mountPointError struct {
+	msg string
+	err error
+}
+
+func (e *mountPointError) Error() string { return e.msg }
+func (e *mountPointError) Unwrap() error { return e.err }
+
+func prepareMountPoint(dir string) (cleared int, err error) {
 	abs, err := mountPath(dir)
 	if err != nil {
 		return 0, err
@@ -275,15 +297,15 @@ func (t *tree) ino(p string) uint64 {
 }
 
 // unixMode turns a tracefs mode into st_mode.
-func unixMode(m fs.FileMode) uint32 {
+func unixMode(m os.FileMode) uint32 {
 	u := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
+	if m&os.ModeSetuid != 0 {
 		u |= syscall.S_ISUID
 	}
-	if m&fs.ModeSetgid != 0 {
+	if m&os.ModeSetgid != 0 {
 		u |= syscall.S_ISGID
 	}
-	if m&fs.ModeSticky != 0 {
+	if m&os.ModeSticky != 0 {
 		u |= syscall.S_ISVTX
 	}
 	if m.IsDir() {
@@ -323,7 +345,7 @@ func errno(err error) syscall.Errno {
 	return syscall.EIO
 }
 
-func (n *node) fill(fi fs.FileInfo, p string, a *fuse.Attr) {
+func (n *node) fill(fi os.FileInfo, p string, a *fuse.Attr) {
 	a.Ino = n.t.ino(p)
 	a.Mode = unixMode(fi.Mode())
 	a.Size = 0

@@ -1,7 +1,9 @@
 package hints
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
 // A hint explains a rejected line beyond the kernel's own message, from
@@ -586,4 +589,32 @@ func (e *Hinter) eventFieldHint(v, place string) string {
 		return fmt.Sprintf("%s has no field %s; its fields are %s", place, strings.TrimPrefix(v, "$"), strings.Join(cands, ", "))
 	}
 	return fmt.Sprintf("no field %s in %s; events/%s/%s/format lists its fields", v, place, sys, name)
+}
+
+// WriteNeeds writes on w the features line needs beyond the model
+// kernel's own syntax (events.LineNeeds), as `ktrace add` and `ktrace
+// record` note them: one line, nothing when it needs none. It returns
+// them.
+func WriteNeeds(w io.Writer, m *kernel.Model, line string) []string {
+	n := events.LineNeeds(m, line)
+	if len(n) > 0 {
+		fmt.Fprintf(w, "ktrace: %q needs %s\n", line, strings.Join(n, "; "))
+	}
+	return n
+}
+
+// Report writes on w what `ktrace add` prints for a line the write to f
+// rejected with err: the error_log entry the kernel logged last, as
+// error_log shows it without its timestamp, then a "hint: " line each.
+func (e *Hinter) Report(w io.Writer, line string, f events.File, err error) {
+	var log *events.LogEntry
+	if we := (*events.WriteError)(nil); errors.As(err, &we) {
+		log = we.Last()
+	}
+	if log != nil {
+		fmt.Fprint(w, tracefs.FormatLogEntry(*log))
+	}
+	for _, h := range e.For(line, f, log) {
+		fmt.Fprintf(w, "hint: %s\n", h)
+	}
 }

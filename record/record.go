@@ -3,6 +3,7 @@ package record
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -87,8 +88,9 @@ type Summary struct {
 	Events               []EventCount
 	// StatsErr is set when the kernel-side counters could not be read.
 	StatsErr error
-	// CommandErr is the command's exit error (nil: it exited 0 or there
-	// was none).
+	// Command is the command's name, CommandErr its exit error (nil: it
+	// exited 0 or there was none).
+	Command    string
 	CommandErr error
 }
 
@@ -242,7 +244,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if child != nil && !childDone {
 		childErr = <-done
 	}
-	sum.CommandErr = childErr
+	if child != nil {
+		sum.Command, sum.CommandErr = o.Command[0], childErr
+	}
 	sum.Elapsed = time.Since(start)
 	sum.count(sess, printed)
 	return sum, nil
@@ -285,18 +289,21 @@ func eventCounts(stats []tracer.Stat, printed map[*events.Event]uint64) (out []E
 }
 
 // WriteText writes the summary as record prints it on stderr: the attach
-// line, the totals, one line per event.
+// line, the totals, one line per event, and how the command failed.
 func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "ktrace: attached %d probes in %s (%d programs, %d links), detached in %s\n", s.Probes, s.Attach.Round(time.Millisecond), s.Programs, s.Links, s.Detach.Round(time.Millisecond))
 	if s.StatsErr != nil {
 		fmt.Fprintf(w, "ktrace: %v\n", s.StatsErr)
-		return
+	} else {
+		fmt.Fprintf(w, "ktrace: %d events printed in %s: %d hits, %d misses (ring buffer full), %d lost (undecodable)\n",
+			s.Printed, s.Elapsed.Round(time.Millisecond), s.Hits, s.Misses, s.Undecodable)
+		for _, e := range s.Events {
+			fmt.Fprintf(w, "  %-40s hits=%s misses=%s printed=%s\n", e.Name,
+				strconv.FormatUint(e.Hits, 10), strconv.FormatUint(e.Misses, 10), strconv.FormatUint(e.Printed, 10))
+		}
 	}
-	fmt.Fprintf(w, "ktrace: %d events printed in %s: %d hits, %d misses (ring buffer full), %d lost (undecodable)\n",
-		s.Printed, s.Elapsed.Round(time.Millisecond), s.Hits, s.Misses, s.Undecodable)
-	for _, e := range s.Events {
-		fmt.Fprintf(w, "  %-40s hits=%s misses=%s printed=%s\n", e.Name,
-			strconv.FormatUint(e.Hits, 10), strconv.FormatUint(e.Misses, 10), strconv.FormatUint(e.Printed, 10))
+	if ee := (*exec.ExitError)(nil); errors.As(s.CommandErr, &ee) {
+		fmt.Fprintf(w, "ktrace: %s: %v\n", s.Command, s.CommandErr)
 	}
 }
 

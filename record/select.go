@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/ktrace-dev/ktrace/check"
 	"github.com/ktrace-dev/ktrace/events"
@@ -24,6 +25,18 @@ func (e *DefineError) Error() string {
 }
 
 func (e *DefineError) Unwrap() error { return e.Err }
+
+// WriteLog writes the error_log entries of the rejected write on w, as
+// record prints them: a "ktrace: SUBSYS: error: MSG" line and its command
+// each.
+func (e *DefineError) WriteLog(w io.Writer) {
+	var we *events.WriteError
+	if errors.As(e.Err, &we) {
+		for _, l := range we.Logs {
+			fmt.Fprintf(w, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
+		}
+	}
+}
 
 // Select defines lines in reg, each written to its default control file,
 // and returns the events to record: reg's enabled events and the lines'

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // LockWait bounds how long opening a session for update waits for another
@@ -249,4 +250,35 @@ func readbackLines(reg *events.Registry) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
+}
+
+// Load opens the session file p replayed into a fresh registry of model m
+// in dialect d: read only (Open), or for update (OpenForUpdate).
+func Load(p string, m *kernel.Model, d *grammar.Dialect, update bool) (*Store, error) {
+	open := Open
+	if update {
+		open = OpenForUpdate
+	}
+	return open(p, events.NewRegistry(m, d), Replayer{})
+}
+
+// Attach gives a tracefs the session p (`ktrace sh` and `ktrace mount`
+// with --session): it opens p for update, so that concurrent verbs wait
+// for the tracefs to end, and replays it into reg through r as a script
+// would (with a probe backend its enabled events attach). The returned
+// save writes reg's events back to p, with their enabled state, and
+// releases the lock; call it before the events are torn down. An empty p
+// is no session: save does nothing.
+func Attach(p string, reg *events.Registry, r Replayer) (save func() error, err error) {
+	if p == "" {
+		return func() error { return nil }, nil
+	}
+	st, err := OpenForUpdate(p, reg, r)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		defer st.Close()
+		return st.Save()
+	}, nil
 }

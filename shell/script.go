@@ -3,8 +3,11 @@ package shell
 import (
 	"context"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/ktrace-dev/ktrace/tracefs"
+	"golang.org/x/term"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -25,6 +28,38 @@ func Parse(src io.Reader, name string, params []string) (*Script, error) {
 		return nil, err
 	}
 	return &Script{file: f, params: params}, nil
+}
+
+// OpenError is a script file Load could not open.
+type OpenError struct{ Err error }
+
+func (e *OpenError) Error() string { return e.Err.Error() }
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// Load reads the script `ktrace sh` runs: the text *command when it is
+// given (sh -c: args are $0 and the positional parameters), else the file
+// args[0] with parameters args[1:], else stdin, typed line by line when
+// it is a terminal. A file that does not open is an *OpenError.
+func Load(command *string, args []string, stdin io.Reader) (*Script, error) {
+	switch {
+	case command != nil:
+		name, params := "sh", []string(nil)
+		if len(args) > 0 {
+			name, params = args[0], args[1:]
+		}
+		return Parse(strings.NewReader(*command), name, params)
+	case len(args) > 0:
+		f, err := os.Open(args[0])
+		if err != nil {
+			return nil, &OpenError{err}
+		}
+		defer f.Close()
+		return Parse(f, args[0], args[1:])
+	}
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return Interactive(f), nil
+	}
+	return Parse(stdin, "sh", nil)
 }
 
 // Interactive is the script a terminal types (RunInteractive).

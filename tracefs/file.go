@@ -1,14 +1,14 @@
 package tracefs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,10 +50,10 @@ func (h *File) SetCaller(pid int) {
 	h.mu.Unlock()
 }
 
-func accMode(flag int) int { return flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR) }
+func accMode(flag int) int { return flag & (syscall.O_RDONLY | syscall.O_WRONLY | syscall.O_RDWR) }
 
-func canWrite(flag int) bool { a := accMode(flag); return a == os.O_WRONLY || a == os.O_RDWR }
-func canRead(flag int) bool  { a := accMode(flag); return a == os.O_RDONLY || a == os.O_RDWR }
+func canWrite(flag int) bool { a := accMode(flag); return a == syscall.O_WRONLY || a == syscall.O_RDWR }
+func canRead(flag int) bool  { a := accMode(flag); return a == syscall.O_RDONLY || a == syscall.O_RDWR }
 
 // Open opens the file at name (relative to the tracefs root) with os.O_*
 // flags. As in the kernel, opening kprobe_events or dynamic_events for
@@ -65,7 +65,7 @@ func canRead(flag int) bool  { a := accMode(flag); return a == os.O_RDONLY || a 
 func (f *FS) Open(name string, flag int) (*File, error) {
 	n, err := f.resolve(name)
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) && flag&os.O_CREATE != 0 {
+		if errors.Is(err, syscall.ENOENT) && flag&syscall.O_CREAT != 0 {
 			if parent, perr := f.resolve(path.Dir(path.Clean("/" + name))); perr == nil && parent.isDir() {
 				err = syscall.EACCES
 			}
@@ -75,7 +75,7 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 	if n.isDir() && canWrite(flag) {
 		return nil, pathErr("open", name, syscall.EISDIR)
 	}
-	if canWrite(flag) && flag&os.O_TRUNC != 0 {
+	if canWrite(flag) && flag&syscall.O_TRUNC != 0 {
 		switch n.kind {
 		case nKprobeEvents, nDynamicEvents, nSyntheticEvents, nUprobeEvents:
 			if err := f.b.Truncate(controlFile(n.kind)); err != nil {
@@ -100,7 +100,7 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 			f.mu.Unlock()
 		}
 	}
-	return &File{fs: f, n: n, path: name, flag: flag, pid: os.Getpid()}, nil
+	return &File{fs: f, n: n, path: name, flag: flag, pid: syscall.Getpid()}, nil
 }
 
 func controlFile(k nodeKind) ControlFile {
@@ -117,7 +117,7 @@ func controlFile(k nodeKind) ControlFile {
 
 // ReadFile returns the whole content of a tracefs file.
 func (f *FS) ReadFile(name string) ([]byte, error) {
-	h, err := f.Open(name, os.O_RDONLY)
+	h, err := f.Open(name, syscall.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -575,7 +575,7 @@ type profileLine struct {
 // profileLines sorts lines into the order of the probe points (the
 // kernel walks its dynamic event list) and joins them.
 func profileLines(lines []profileLine) string {
-	sort.SliceStable(lines, func(i, j int) bool { return lines[i].order < lines[j].order })
+	slices.SortStableFunc(lines, func(a, b profileLine) int { return cmp.Compare(a.order, b.order) })
 	var b strings.Builder
 	for _, l := range lines {
 		b.WriteString(l.text)

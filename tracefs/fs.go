@@ -1,7 +1,6 @@
 package tracefs
 
 import (
-	"github.com/ktrace-dev/ktrace/trigger"
 	"io"
 	"io/fs"
 	"path"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ktrace-dev/ktrace/trigger"
 )
 
 // Options tunes the kernel-version-dependent parts of an FS.

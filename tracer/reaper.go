@@ -1,7 +1,6 @@
 package tracer
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ktrace-dev/ktrace/internal/readypipe"
 )
 
 // The reaper removes the tracefs probes of a ktrace process that died
@@ -86,11 +87,11 @@ func StartReaper(exe, dir string) (*Reaper, error) {
 	// The reaper is not this process's child to wait for: it must outlive
 	// it. Release it so that it is never left a zombie of ours either.
 	go cmd.Wait()
-	line, err := bufio.NewReader(ready).ReadString('\n')
+	err = readypipe.Wait(ready)
 	ready.Close()
-	if err != nil || line != "ready\n" {
+	if err != nil {
 		w.Close()
-		return nil, fmt.Errorf("tracer: the reaper did not start (%q, %v)", line, err)
+		return nil, fmt.Errorf("tracer: the reaper did not start (%v)", err)
 	}
 	return &Reaper{w: w, cmd: cmd}, nil
 }
@@ -121,16 +122,24 @@ func RunReaperIfAsked() {
 	os.Exit(runReaper(pid, os.Getenv(reaperEnvTracefs)))
 }
 
+// SelfReaper is the executable for StartReaper (a session's
+// Config.Reaper): the running binary, whose main calls RunReaperIfAsked;
+// "" (no reaper) when it cannot be found.
+func SelfReaper() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
+}
+
 func runReaper(pid int, dir string) int {
 	// Signals meant for ktrace's terminal or process group are not ours.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	watch := os.NewFile(3, "ktrace-alive")
-	ready := os.NewFile(4, "reaper-ready")
-	if watch == nil || ready == nil {
+	if watch == nil || !readypipe.Report(4) {
 		return 2
 	}
-	ready.WriteString("ready\n")
-	ready.Close()
 	io.Copy(io.Discard, watch)
 	watch.Close()
 	if _, err := RemoveGroups(dir, pid, reaperBusyWait); err != nil {

@@ -304,14 +304,16 @@ func (g *defGen) eprobe(name string) string {
 		case k == 1 && len(ev.strs) > 0:
 			a = field(ev.strs) + g.pick(":string", "")
 		case k == 2:
-			a = g.pick("$comm", `\"lit"`, `\42`)
+			// Typed as strings: as numbers the kernel prints the
+			// addresses of its copies, which ktrace refuses.
+			a = g.pick("$comm:string", `\"lit":string`, `\42`)
 		default:
 			a = field(ev.numbers)
 			if g.r.IntN(2) == 0 {
 				a += ":" + g.intType()
 			}
 		}
-		if g.r.IntN(2) == 0 && !strings.HasPrefix(a, "$comm") {
+		if g.r.IntN(2) == 0 {
 			a = fmt.Sprintf("a%d=%s", i, a)
 		}
 		b.WriteString(" " + a)

@@ -7,9 +7,9 @@ import (
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/grammar"
-	"github.com/ktrace-dev/ktrace/hints"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs/live"
+	"github.com/ktrace-dev/ktrace/tracer"
 )
 
 // env is the kernel model and syntax a command works with.
@@ -56,8 +56,5 @@ func codeForSystemError(err error, host bool) int {
 // openWorld is the tracefs of `ktrace sh` (mount nil) and `ktrace mount`
 // (mount: the mount's ownership), live where probes can attach.
 func (e *env) openWorld(mount *live.Access) *live.World {
-	return live.Open(live.Config{Model: e.model, Dialect: e.dialect, Mount: mount, Reaper: reaperExe(), Warn: os.Stderr})
+	return live.Open(live.Config{Model: e.model, Dialect: e.dialect, Mount: mount, Reaper: tracer.SelfReaper(), Warn: os.Stderr})
 }
-
-// hinter makes hints in the env's model and syntax.
-func (e *env) hinter() *hints.Hinter { return &hints.Hinter{Model: e.model, Dialect: e.dialect} }

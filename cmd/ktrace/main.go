@@ -12,10 +12,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ktrace-dev/ktrace/internal/cpuprofile"
 	"github.com/ktrace-dev/ktrace/internal/version"
 	"github.com/ktrace-dev/ktrace/tracer"
 )
@@ -56,33 +56,10 @@ func main() {
 	// A copy of ktrace started to remove a dead ktrace's tracefs probes
 	// does only that (tracer.StartReaper).
 	tracer.RunReaperIfAsked()
-	stop := startProfile(os.Getenv("KTRACE_CPUPROFILE"))
+	stop := cpuprofile.Start(os.Getenv("KTRACE_CPUPROFILE"), os.Stderr)
 	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
-}
-
-// startProfile writes a CPU profile of the whole run to path when it is
-// set (KTRACE_CPUPROFILE: where ktrace's own time goes, on the machine it
-// traces); it returns the function that ends it.
-func startProfile(path string) func() {
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ktrace: KTRACE_CPUPROFILE: %v\n", err)
-		return func() {}
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(os.Stderr, "ktrace: KTRACE_CPUPROFILE: %v\n", err)
-		f.Close()
-		return func() {}
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}
 }
 
 // run executes ktrace with args and returns the exit code.

@@ -37,12 +37,7 @@ func newMountCmd(g *globals) *cobra.Command {
 			}
 			stderr := cmd.ErrOrStderr()
 			cleared, err := fusefs.PrepareMountPoint(dir)
-			switch {
-			case errors.Is(err, os.ErrNotExist):
-				return failf(exitRejected, "mount: %s does not exist; create the directory first (mkdir -p %s)", dir, dir)
-			case errors.Is(err, syscall.ENOTDIR):
-				return failf(exitRejected, "mount: %s is not a directory", dir)
-			case err != nil:
+			if err != nil {
 				return failf(exitRejected, "mount: %w", err)
 			}
 			if cleared > 0 {
@@ -126,13 +121,7 @@ func parseMountAccess(cmd *cobra.Command, uid, gid, mode string) (*live.Access, 
 // startDaemon runs this `ktrace mount` again in the background
 // (fusefs.StartDaemon) and prints the server's pid once its mount answers.
 func startDaemon(cmd *cobra.Command, dir string) error {
-	var args []string
-	for _, a := range os.Args[1:] {
-		if a != "--daemon" && a != "--daemon=true" {
-			args = append(args, a)
-		}
-	}
-	pid, err := fusefs.StartDaemon(args, dir, cmd.ErrOrStderr())
+	pid, err := fusefs.StartDaemon(os.Args[1:], dir, cmd.ErrOrStderr())
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.Is(err, fusefs.ErrServerExited) && errors.As(err, &ee) && ee.ExitCode() > 0 {

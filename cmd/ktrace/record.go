@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/export"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/hints"
 	"github.com/ktrace-dev/ktrace/record"
 	"github.com/ktrace-dev/ktrace/tracer"
 )
@@ -40,18 +40,9 @@ func newRecordCmd(g *globals) *cobra.Command {
 		Use:   "record [LINE...] [-- CMD ARGS...]",
 		Short: "Trace events with eBPF and print them as the kernel's trace file does",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lines, command := args, []string(nil)
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				lines, command = args[:dash], args[dash:]
-				if len(command) == 0 {
-					return &exitError{code: exitUsage, err: errors.New("record: no command after --")}
-				}
-			}
-			if o.follow && len(command) == 0 {
-				return &exitError{code: exitUsage, err: errors.New("record: --follow needs a command after --")}
-			}
-			if o.follow && o.pid != 0 {
-				return &exitError{code: exitUsage, err: errors.New("record: --pid and --follow exclude each other")}
+			lines, command, err := record.SplitCommand(args, cmd.ArgsLenAtDash(), o.follow, o.pid)
+			if err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("record: %w", err)}
 			}
 			if g.kernel != "" && g.kernel != "host" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("record traces the running kernel: --kernel must be host, not %q", g.kernel)}
@@ -79,16 +70,11 @@ func recordSetup(g *globals, lines []string, stderr io.Writer) (s *loadedSession
 	if s, err = g.loadSession(); err != nil {
 		return nil, nil, nil, err
 	}
-	evs, named, err = record.Select(s.Reg, lines, func(line string) { reportNeeds(stderr, s.Reg.Model(), line) })
+	evs, named, err = record.Select(s.Reg, lines, func(line string) { hints.WriteNeeds(stderr, s.Reg.Model(), line) })
 	var de *record.DefineError
 	switch {
 	case errors.As(err, &de):
-		var we *events.WriteError
-		if errors.As(err, &we) {
-			for _, l := range we.Logs {
-				fmt.Fprintf(stderr, "ktrace: %s: error: %s\n  Command: %s\n", l.Subsys, l.Msg, l.Cmd)
-			}
-		}
+		de.WriteLog(stderr)
 		return nil, nil, nil, failf(exitRejected, "record: %w", err)
 	case err != nil:
 		return nil, nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("record: %w", err)}
@@ -102,18 +88,14 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("record: --buffer-size: %w", err)}
 	}
-	// The kernel probes its BPF features and makes the ring buffer while
-	// the model loads (the default ring of small events when no size is
-	// given: the events are not known yet). A missing privilege or
-	// feature is still what a failing start reports first.
-	checked := make(chan error, 1)
-	go func() { checked <- tracer.Check() }()
-	ring := tracer.PrepareRing(ringSize)
-	defer ring.Close()
+	// The check and the ring run while the model loads; a missing
+	// privilege or feature is still what a failing start reports first.
+	prep := record.Prepare(ringSize)
+	defer prep.Ring.Close()
 	g.kernel = "host"
 	var setupOut bytes.Buffer
 	s, evs, named, err := recordSetup(g, lines, &setupOut)
-	if cerr := <-checked; cerr != nil {
+	if cerr := prep.Checked(); cerr != nil {
 		return &exitError{code: exitNoAccess, err: fmt.Errorf("record: %w", cerr)}
 	}
 	stderr.Write(setupOut.Bytes())
@@ -151,10 +133,10 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 	}
 	ro := record.Options{
 		Model: s.env.model, Events: evs,
-		Pid: o.pid, Follow: o.follow, RingSize: ringSize, Ring: ring,
+		Pid: o.pid, Follow: o.follow, RingSize: ringSize, Ring: prep.Ring,
 		Duration: o.duration, Count: o.count,
 		Command: command, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
-		Out: out, JSON: g.output == "json", Reaper: reaperExe(),
+		Out: out, JSON: g.output == "json", Reaper: tracer.SelfReaper(),
 	}
 	sinks.Feed(&ro)
 	sum, err := record.Run(ctx, ro)
@@ -169,19 +151,5 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		return &exitError{code: code, err: fmt.Errorf("record: %w", err)}
 	}
 	sum.WriteText(stderr)
-	if ee := (*exec.ExitError)(nil); errors.As(sum.CommandErr, &ee) {
-		fmt.Fprintf(stderr, "ktrace: %s: %v\n", command[0], sum.CommandErr)
-	}
 	return nil
-}
-
-// reaperExe is the executable tracer sessions start as their reaper: this
-// ktrace binary, whose main runs tracer.RunReaperIfAsked. "" (no reaper)
-// when it cannot be found.
-func reaperExe() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	return exe
 }

@@ -5,27 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/ktrace-dev/ktrace/check"
-	"github.com/ktrace-dev/ktrace/events"
-	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/hints"
 	"github.com/ktrace-dev/ktrace/session"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/ktrace-dev/ktrace/tracefs/live"
 	"github.com/spf13/cobra"
 )
-
-func (g *globals) sessionPath() (string, error) {
-	if g.session != "" {
-		return g.session, nil
-	}
-	p, err := session.DefaultPath()
-	if err != nil {
-		return "", failf(exitUsage, "%w", err)
-	}
-	return p, nil
-}
 
 // loadedSession is the session store opened for a verb, with the model
 // and syntax it was replayed in.
@@ -44,43 +31,33 @@ func (g *globals) loadSession() (*loadedSession, error) { return g.openSession(f
 func (g *globals) loadSessionForUpdate() (*loadedSession, error) { return g.openSession(true) }
 
 func (g *globals) openSession(update bool) (*loadedSession, error) {
-	p, err := g.sessionPath()
-	if err != nil {
-		return nil, err
+	p := g.session
+	if p == "" {
+		var err error
+		if p, err = session.DefaultPath(); err != nil {
+			return nil, failf(exitUsage, "%w", err)
+		}
 	}
 	e, err := g.loadEnv("latest")
 	if err != nil {
 		return nil, err
 	}
-	open := session.Open
-	if update {
-		open = session.OpenForUpdate
-	}
-	st, err := open(p, events.NewRegistry(e.model, e.dialect), session.Replayer{})
+	st, err := session.Load(p, e.model, e.dialect, update)
 	if err != nil {
 		return nil, failf(exitRejected, "%w", err)
 	}
 	return &loadedSession{Store: st, env: e}, nil
 }
 
-// useSession makes `ktrace sh` and `ktrace mount` work on the session
-// given with --session: it takes the session's lock (held until the verb
-// ends, so concurrent add/rm/enable/disable wait for it) and replays the
-// session into w as a script would (with a probe backend its enabled
-// events attach). The returned function saves w's events back to the
-// session, with their enabled state, and releases the lock; call it
-// before the events are torn down. Without --session it does nothing.
-func (g *globals) useSession(w *live.World) (save func() error, err error) {
-	if g.session == "" {
-		return func() error { return nil }, nil
-	}
-	st, err := session.OpenForUpdate(g.session, w.Reg, w.Replayer())
+// useSession is session.Attach of --session for `ktrace sh` and `ktrace
+// mount`; its errors (and save's) exit 1.
+func (g *globals) useSession(w *live.World) (func() error, error) {
+	save, err := session.Attach(g.session, w.Reg, w.Replayer())
 	if err != nil {
 		return nil, failf(exitRejected, "%w", err)
 	}
 	return func() error {
-		defer st.Close()
-		if err := st.Save(); err != nil {
+		if err := save(); err != nil {
 			return failf(exitRejected, "%w", err)
 		}
 		return nil
@@ -111,18 +88,7 @@ func newAddCmd(g *globals) *cobra.Command {
 			defer s.Close()
 			added, err := s.Add(args)
 			if ae := (*session.AddError)(nil); errors.As(err, &ae) {
-				stderr := cmd.ErrOrStderr()
-				var log *tracefs.LogEntry
-				var we *events.WriteError
-				if errors.As(err, &we) {
-					log = we.Last()
-				}
-				if log != nil {
-					fmt.Fprint(stderr, tracefs.FormatLogEntry(*log))
-				}
-				for _, h := range s.env.hinter().For(ae.Line, tracefs.DynamicEvents, log) {
-					fmt.Fprintf(stderr, "hint: %s\n", h)
-				}
+				(&hints.Hinter{Model: s.env.model, Dialect: s.env.dialect}).Report(cmd.ErrOrStderr(), ae.Line, tracefs.DynamicEvents, err)
 				return &exitError{code: exitRejected, err: err}
 			}
 			if err := s.Save(); err != nil {
@@ -132,7 +98,7 @@ func newAddCmd(g *globals) *cobra.Command {
 			// model kernel's own syntax (ktrace's eBPF backend runs them).
 			needs := map[string][]string{}
 			for _, line := range args {
-				if n := reportNeeds(cmd.ErrOrStderr(), s.Reg.Model(), line); len(n) > 0 {
+				if n := hints.WriteNeeds(cmd.ErrOrStderr(), s.Reg.Model(), line); len(n) > 0 {
 					needs[line] = n
 				}
 			}
@@ -253,15 +219,4 @@ func newEnableCmd(g *globals, on bool) *cobra.Command {
 			return g.updateSession(func(s *loadedSession) error { return s.SetEnabled(args, on) })
 		},
 	}
-}
-
-// reportNeeds prints, on w, the features line needs beyond the model
-// kernel's own syntax (one line, nothing when it needs none) and returns
-// them.
-func reportNeeds(w io.Writer, m *kernel.Model, line string) []string {
-	n := events.LineNeeds(m, line)
-	if len(n) > 0 {
-		fmt.Fprintf(w, "ktrace: %q needs %s\n", line, strings.Join(n, "; "))
-	}
-	return n
 }
