@@ -42,6 +42,13 @@ type Options struct {
 	FsName string
 	// Debug logs every FUSE request on stderr.
 	Debug bool
+	// SelfAccess is for a process that reads its own mount (tests that
+	// serve and read in one process): the kernel is then taught at once
+	// that the server does not answer poll requests (go-fuse's
+	// WaitMount), which the Go runtime would otherwise send it from its
+	// own poller. A server that only serves others goes without (see
+	// Mount).
+	SelfAccess bool
 }
 
 // Server is a mounted tracefs.
@@ -85,12 +92,45 @@ func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
 	}
+	// NewServer has mounted and answered the kernel's INIT: the mount
+	// answers. go-fuse's WaitMount would now open a file in it (its poll
+	// workaround, for servers that read their own mount, which this one
+	// never does). A server killed while it holds a file of its own mount
+	// open cannot exit: exit closes its files first, the close of that
+	// one sends a FLUSH that only the dying server could answer, and the
+	// release of /dev/fuse that would abort the connection comes after
+	// (seen: a mount killed right after it came up stayed in D state, and
+	// its mount hung). So no WaitMount, unless this process reads its
+	// own mount (Options.SelfAccess).
+	closeOnExecDevice()
 	go srv.Serve()
-	if err := srv.WaitMount(); err != nil {
-		srv.Unmount()
-		return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
+	if opts.SelfAccess {
+		if err := srv.WaitMount(); err != nil {
+			srv.Unmount()
+			return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
+		}
 	}
 	return &Server{t: root.t, dir: dir, srv: srv}, nil
+}
+
+// closeOnExecDevice marks this process's /dev/fuse descriptors
+// close-on-exec (go-fuse's direct mount opens it without): a program the
+// server runs (the probe reaper, fusermount) must not keep the connection
+// alive after the server has gone.
+func closeOnExecDevice() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == "/dev/fuse" {
+			syscall.CloseOnExec(n)
+		}
+	}
 }
 
 // Locked runs f while no FUSE request is using the tracefs, for callers

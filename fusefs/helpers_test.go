@@ -2,9 +2,11 @@ package fusefs_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,6 +86,7 @@ func mountWorld(t testing.TB, w *world, opts fusefs.Options) (string, func()) {
 	t.Helper()
 	requireFUSE(t)
 	dir := t.TempDir()
+	opts.SelfAccess = true // the tests read the mount from this process too
 	srv, err := fusefs.Mount(dir, w.fs, opts)
 	if err != nil {
 		t.Fatalf("mount: %v", err)
@@ -177,4 +180,33 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		}
 	}
 	return cond()
+}
+
+// killAndWait kills cmd's process and waits at most 20 seconds for it to
+// end. A FUSE server can get stuck in its own exit (see
+// holdFDsBelowDevice); the test then fails instead of hanging.
+func killAndWait(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.Process.Kill()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("pid %d did not end 20s after SIGKILL (stuck in its exit: state %s)", cmd.Process.Pid, procState(cmd.Process.Pid))
+	}
+}
+
+// procState is the State line of /proc/PID/status.
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return err.Error()
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "State:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }

@@ -350,8 +350,7 @@ func startMount(t *testing.T, bin, kdir, dir string, flags ...string) (*exec.Cmd
 		t.Fatal(err)
 	}
 	if !waitFor(10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "README")); return err == nil }) {
-		cmd.Process.Kill()
-		cmd.Wait()
+		killAndWait(t, cmd)
 		t.Fatalf("mount did not come up: %s", out.String())
 	}
 	return cmd, out
@@ -412,8 +411,7 @@ func TestMountSignals(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "kprobe_events"), []byte("p:myev vfs_read\n"), 0); err != nil {
 			t.Fatal(err)
 		}
-		cmd.Process.Kill()
-		cmd.Wait()
+		killAndWait(t, cmd)
 		var st syscall.Stat_t
 		if err := syscall.Stat(dir, &st); !errors.Is(err, syscall.ENOTCONN) {
 			t.Fatalf("stat of the dead mount: %v, want ENOTCONN", err)
@@ -635,8 +633,9 @@ func TestMountDaemonAfterKill(t *testing.T) {
 	dir := t.TempDir()
 	for round := 0; round < 3; round++ {
 		cmd, _ := startMount(t, bin, kdir, dir)
-		cmd.Process.Kill()
-		cmd.Wait()
+		// At once, while the server may still be settling in (see
+		// holdFDsBelowDevice): the process must still end.
+		killAndWait(t, cmd)
 		var st syscall.Stat_t
 		if err := syscall.Stat(dir, &st); !errors.Is(err, syscall.ENOTCONN) {
 			t.Fatalf("stat of the dead mount: %v, want ENOTCONN", err)

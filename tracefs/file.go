@@ -31,6 +31,9 @@ type File struct {
 	loaded bool
 	off    int64
 	closed bool
+	// pauses: a reader of trace that stops recording until it is closed
+	// (options/pause-on-trace, as the kernel's tracing_open does).
+	pauses bool
 	// shut is closed without h.mu, which a blocked trace_pipe read does
 	// not hold.
 	shut atomic.Bool
@@ -100,7 +103,14 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 			f.mu.Unlock()
 		}
 	}
-	return &File{fs: f, n: n, path: name, flag: flag, pid: syscall.Getpid()}, nil
+	h := &File{fs: f, n: n, path: name, flag: flag, pid: syscall.Getpid()}
+	if n.kind == nTrace && flag&syscall.O_ACCMODE != syscall.O_WRONLY && f.optionOn("pause-on-trace") {
+		f.mu.Lock()
+		f.pausers++
+		f.mu.Unlock()
+		h.pauses = true
+	}
+	return h, nil
 }
 
 func controlFile(k nodeKind) ControlFile {
@@ -265,6 +275,11 @@ func (h *File) Close() error {
 	}
 	h.closed = true
 	h.buf = nil
+	if h.pauses {
+		h.fs.mu.Lock()
+		h.fs.pausers--
+		h.fs.mu.Unlock()
+	}
 	if h.n.kind == nTracePipe {
 		h.shut.Store(true)
 		h.fs.wake()

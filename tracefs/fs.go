@@ -64,9 +64,12 @@ type FS struct {
 	errlog    []logRecord
 	logged    uint64
 	tracingOn bool
-	filters   map[eventKey]*eventFilter
-	triggers  map[eventKey]*trigger.List
-	ring      traceRing
+	// pausers counts the open readers of trace that pause recording
+	// (options/pause-on-trace was set when they opened it).
+	pausers  int
+	filters  map[eventKey]*eventFilter
+	triggers map[eventKey]*trigger.List
+	ring     traceRing
 	// cond wakes trace_pipe readers (on f.mu) when an entry is recorded or
 	// the enabled events change; gen counts the changes.
 	cond *sync.Cond

@@ -309,7 +309,8 @@ func (f *FS) pidTraced(pid int) bool {
 
 // writeMarker is a write to trace_marker: the text becomes a
 // "tracing_mark_write: TEXT" entry of the writing task. With tracing off
-// the write fails with EBADF, with the markers option off with EINVAL.
+// or paused by a reader of trace (options/pause-on-trace) the write fails
+// with EBADF, with the markers option off with EINVAL.
 func (f *FS) writeMarker(pid int, p []byte) (int, error) {
 	if !f.optionOn("markers") {
 		return 0, syscall.EINVAL
@@ -328,7 +329,7 @@ func (f *FS) writeMarker(pid int, p []byte) (int, error) {
 	line := fmt.Sprintf(" [%03d] ..... %5d.%06d: tracing_mark_write: %s", cpu, ns/1e9, ns%1e9/1e3, text)
 	f.sync()
 	f.mu.Lock()
-	on := f.tracingOn
+	on := f.tracingOn && f.pausers == 0
 	f.mu.Unlock()
 	if !on {
 		return 0, syscall.EBADF

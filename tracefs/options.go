@@ -56,7 +56,7 @@ var traceOptions = []traceOption{
 	{name: "markers", def: true, core: true, honoured: true},
 	{name: "event-fork", core: true},
 	{name: "trace_printk_dest", def: true, core: true, honoured: true, since: "6.12"},
-	{name: "pause-on-trace", core: true},
+	{name: "pause-on-trace", core: true, honoured: true},
 	{name: "hash-ptr", def: true, core: true, honoured: true},
 	{name: "function-trace", def: true, core: true, honoured: true},
 	{name: "function-fork", core: true, honoured: true},

@@ -132,12 +132,12 @@ func withNewline(b []byte) string {
 	return s
 }
 
-// record adds e unless tracing is off; a task entry also saves its pid's
-// command.
+// record adds e unless tracing is off or paused by a reader of trace
+// (options/pause-on-trace); a task entry also saves its pid's command.
 func (f *FS) record(e traceEntry, comm string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.tracingOn {
+	if !f.tracingOn || f.pausers > 0 {
 		return false
 	}
 	if e.task && !e.marker && !f.pidTraced(e.pid) {

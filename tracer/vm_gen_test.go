@@ -84,7 +84,13 @@ func TestRecordDifferentialVM(t *testing.T) {
 			ev = ev[strings.IndexByte(ev, '/')+1:] // trace lines name the event alone
 			got, want := r.ktrace[ev], r.kernel[ev]
 			if len(want) == 0 {
-				t.Errorf("%s: %s: no hits from the kernel", ev, d.line)
+				if strings.Contains(d.line, " if ") && len(got) == 0 {
+					// A filter that passes none of the workload's hits,
+					// on both sides.
+					same++
+					continue
+				}
+				t.Errorf("%s: %s: no hits from the kernel, %d from ktrace", ev, d.line, len(got))
 				continue
 			}
 			pairs := alignHits(got, want)

@@ -73,8 +73,8 @@ func newMountCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(stderr, "ktrace: tracefs (%s) mounted on %s; SIGINT or SIGTERM unmounts\n", e.dialect.Name, dir)
 			if daemonCopy {
-				// fusefs.Mount returned once the kernel answered a
-				// lookup in this mount: tell the waiting parent.
+				// fusefs.Mount returned once the kernel's INIT was
+				// answered: the mount answers; tell the waiting parent.
 				fusefs.ReportReady()
 			}
 			var saveErr error
