@@ -356,11 +356,7 @@ func CheckSourceFilter(f *filter.Filter) error {
 // header's comm are filled in, and the filter stage ends the program when
 // the record does not pass.
 func (e *emitter) sourceFilter() error {
-	e.emit(
-		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
-		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
-	)
-	if err := e.scratchBuf(); err != nil {
+	if err := e.cpuScratch(); err != nil {
 		return err
 	}
 	if e.p.Source != nil {

@@ -448,11 +448,7 @@ func (e *emitter) prologue() error {
 		e.emit(asm.Mov.Reg(rBuf, asm.R0))
 		return nil
 	}
-	e.emit(
-		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
-		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
-	)
-	if err := e.scratchBuf(); err != nil {
+	if err := e.cpuScratch(); err != nil {
 		return err
 	}
 	if e.p.Source != nil {
@@ -474,11 +470,7 @@ func SourceAreaSize(l *fetchargs.Layout) int {
 // fields and arguments; the common fields are not read by $FIELD), and
 // keeps its address at stkSrc.
 func (e *emitter) sourceRecord() error {
-	e.emit(
-		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
-		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
-	)
-	if err := e.scratchBuf(); err != nil {
+	if err := e.cpuScratch(); err != nil {
 		return err
 	}
 	p, reserve := e.p, e.reserve
@@ -510,6 +502,15 @@ func (e *emitter) sourceRecord() error {
 		asm.StoreMem(asm.R10, stkSrc, asm.R1, asm.DWord),
 	)
 	return nil
+}
+
+// cpuScratch looks up this CPU's scratch value (stkCPU) into rBuf.
+func (e *emitter) cpuScratch() error {
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
+	)
+	return e.scratchBuf()
 }
 
 // scratchBuf looks up the scratch value keyed by stkKey (this CPU) into

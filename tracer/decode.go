@@ -264,12 +264,7 @@ func (d *Decoder) appendArgs(b []byte, r *Record, asJSON bool) []byte {
 	return b
 }
 
-func (p *Probe) args() []*fetchargs.Arg {
-	if p.Probe.Args != nil {
-		return p.Probe.Args
-	}
-	return p.Event.Args
-}
+func (p *Probe) args() []*fetchargs.Arg { return argsOf(p.Event, p.Probe) }
 
 // raw reads an n-byte little-endian unsigned value.
 func raw(b []byte, off, n int) uint64 {

@@ -166,22 +166,14 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			}
 			pr, source := sp, (*Source)(nil)
 			if src != nil {
-				sargs := sp.Args
-				if sargs == nil {
-					sargs = src.Args
-				}
-				sl, err := fetchargs.NewLayout(sargs, src.Kind.IsReturn())
+				sl, err := fetchargs.NewLayout(argsOf(src, sp), src.Kind.IsReturn())
 				if err != nil {
 					return nil, fmt.Errorf("tracer: %s/%s: its source %s/%s: %w", ev.Group, ev.Name, src.Group, src.Name, err)
 				}
 				source = &Source{Event: src, Probe: sp, Layout: sl}
 				pr = ev.Probes[0]
 			}
-			args := pr.Args
-			if args == nil {
-				args = ev.Args
-			}
-			l, err := fetchargs.NewLayout(args, ev.Kind.IsReturn())
+			l, err := fetchargs.NewLayout(argsOf(ev, pr), ev.Kind.IsReturn())
 			if err != nil {
 				return nil, fmt.Errorf("tracer: %s/%s: %w", ev.Group, ev.Name, err)
 			}
@@ -336,10 +328,7 @@ func (pr *Probe) program(m *kernel.Model, plan *Plan, kind events.Kind, probe *e
 }
 
 func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error {
-	args := pr.Probe.Args
-	if args == nil {
-		args = pr.Event.Args
-	}
+	args := argsOf(pr.Event, pr.Probe)
 	pp, err := pr.program(m, plan, pr.Event.Kind, pr.Probe, args, pr.Layout)
 	if err != nil {
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
@@ -351,11 +340,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		// 6.12.95 its first byte.
 		pp.EventPtrByte = m.AtLeast(6, 2)
 		if src := pr.Source; src != nil {
-			sargs := src.Probe.Args
-			if sargs == nil {
-				sargs = src.Event.Args
-			}
-			sp, err := pr.program(m, plan, src.Event.Kind, src.Probe, sargs, src.Layout)
+			sp, err := pr.program(m, plan, src.Event.Kind, src.Probe, argsOf(src.Event, src.Probe), src.Layout)
 			if err != nil {
 				return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 			}
@@ -405,6 +390,15 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		}
 	}
 	return nil
+}
+
+// argsOf is the fetch arguments of probe p of ev: its own, or the
+// event's.
+func argsOf(ev *events.Event, p *events.Probe) []*fetchargs.Arg {
+	if p.Args != nil {
+		return p.Args
+	}
+	return ev.Args
 }
 
 func progSpec(name string, ins asm.Instructions) *ebpf.ProgramSpec {
