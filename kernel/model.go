@@ -95,6 +95,10 @@ type Model struct {
 	liveOpen func() (TextReader, error)
 	live     TextReader
 	liveErr  error
+	// liveSites are the patch-site tables read from the running kernel
+	// (liveReservedSites).
+	liveSitesOnce sync.Once
+	liveSites     []reservedSite
 
 	imageOnce sync.Once
 	imageOpen func() ([]byte, error) // nil when the snapshot has no vmlinuz

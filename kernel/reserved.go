@@ -155,6 +155,106 @@ func (m *Model) reservedKind(addr uint64) siteKind {
 	if t := m.loadTextTable(); t != nil {
 		return reservedAt(t.reserved, addr)
 	}
+	sites := m.liveReservedSites()
+	k := reservedAt(sites, addr)
+	if k == siteJumpLabel {
+		// A jump label's site is a 5-byte jump or NOP, or a 2-byte
+		// jump: read which when addr is past the first two bytes.
+		i := sort.Search(len(sites), func(i int) bool { return sites[i].addr > addr })
+		for j := i - 1; j >= 0 && j >= i-4; j-- {
+			if s := sites[j]; s.kind == siteJumpLabel && addr >= s.addr+2 && addr < s.addr+5 {
+				if c, ok := m.liveBytes(s.addr, 16); ok && insnLen(c) == 2 {
+					return 0
+				}
+			}
+		}
+	}
+	return k
+}
+
+// liveReservedSites reads the patch-site tables (see reservedSites) from
+// the running kernel's memory, for a model of it without an image: the
+// tables lie between their kallsyms bounds in the kernel's data, which
+// the live text reader reads as well. Only sites in core kernel text
+// (_stext to _etext) count, as init text is gone after boot. Without the
+// kernel's configuration the size of a __bug_table entry (12 bytes with
+// CONFIG_DEBUG_BUGVERBOSE, else 8) is the one whose first entries point at
+// UD2 instructions.
+func (m *Model) liveReservedSites() []reservedSite {
+	m.liveSitesOnce.Do(func() {
+		r := m.liveText()
+		b := m.bounds()
+		if r == nil || !b.ok {
+			return
+		}
+		read := func(lo, hi uint64) []byte {
+			if hi-lo > 16<<20 {
+				return nil
+			}
+			p := make([]byte, hi-lo)
+			if r.ReadKernel(p, lo) != nil {
+				return nil
+			}
+			return p
+		}
+		inText := func(a uint64) bool { return a >= b.stext && a < b.etext }
+		rel := func(base uint64, p []byte) uint64 {
+			return base + uint64(int64(int32(binary.LittleEndian.Uint32(p))))
+		}
+		var out []reservedSite
+		add := func(addr uint64, size uint8, kind siteKind) {
+			if inText(addr) {
+				out = append(out, reservedSite{addr, size, kind})
+			}
+		}
+		if lo, hi, ok := m.tableRange("__start___jump_table", "__stop___jump_table"); ok {
+			p := read(lo, hi)
+			for o := 0; o+16 <= len(p); o += 16 {
+				// Taken as 5 bytes; reservedKind reads a 2-byte
+				// jump's length when it matters.
+				add(rel(lo+uint64(o), p[o:]), 5, siteJumpLabel)
+			}
+		}
+		if lo, hi, ok := m.tableRange("__start_static_call_sites", "__stop_static_call_sites"); ok {
+			p := read(lo, hi)
+			for o := 0; o+8 <= len(p); o += 8 {
+				add(rel(lo+uint64(o), p[o:]), 5, siteStaticCall)
+			}
+		}
+		if lo, hi, ok := m.tableRange("__start___bug_table", "__stop___bug_table"); ok {
+			p := read(lo, hi)
+			entry := m.bugEntrySize(p, lo)
+			for o := 0; entry > 0 && o+entry <= len(p); o += entry {
+				add(rel(lo+uint64(o), p[o:]), 1, siteBug)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].addr < out[j].addr })
+		m.liveSites = out
+	})
+	return m.liveSites
+}
+
+// bugEntrySize is the size of a __bug_table entry (at lo, entries p): by
+// the configuration, else the size whose first entries all point at a
+// UD2 (0f 0b) in the running text; 0 when neither fits.
+func (m *Model) bugEntrySize(p []byte, lo uint64) int {
+	switch m.config["CONFIG_DEBUG_BUGVERBOSE"] {
+	case "y":
+		return 12
+	case "n":
+		return 8
+	}
+	for _, entry := range []int{12, 8} {
+		n, ok := 0, true
+		for o := 0; ok && n < 8 && o+entry <= len(p); o, n = o+entry, n+1 {
+			a := lo + uint64(o) + uint64(int64(int32(binary.LittleEndian.Uint32(p[o:]))))
+			c, read := m.liveBytes(a, 2)
+			ok = read && c[0] == 0x0f && c[1] == 0x0b
+		}
+		if ok && n > 0 {
+			return entry
+		}
+	}
 	return 0
 }
 
