@@ -7,8 +7,11 @@
 // probe definition fails that write with the kernel's errno and adds its
 // error_log entry. Files are served with FOPEN_DIRECT_IO (their content is
 // generated on read and changes with every write, so the page cache must
-// stay out of the way) and every entry and attribute expires at once, so the
-// events/ tree follows the registry.
+// stay out of the way) and every attribute expires at once. Entries expire
+// at once too, so the events/ tree follows the registry, except those of
+// paths that exist for the life of the mount (tracefs.FS.Stable: the root's
+// files, options, the static events' tree), which the kernel may keep for
+// an hour: a script walking events/*/*/ then costs no LOOKUP per file.
 //
 // Two FUSE details shape the write path:
 //
