@@ -16,24 +16,12 @@ import (
 // never reaches user space. The predicates run in the kernel's branch
 // program order, each leaving 0 or 1 in R0.
 
-// FilterScratch is the scratch value a filtered probe with layout l
-// needs: see filterScratch.
-func FilterScratch(l *fetchargs.Layout) int {
-	return filterScratch(l.RecordSize())
-}
-
-// SourceFilterScratch is the scratch value an event probe's "if" filter
-// needs, on an attached record of SourceSize(fields) bytes.
-func SourceFilterScratch(size int) int {
-	return filterScratch(size)
-}
-
-// filterScratch is the scratch value a filter on a record of size bytes
-// needs: the record, then room for comparisons that read past a string's
+// FilterScratch is the scratch value a filter on a record of size bytes
+// (a probe's own, or an event probe's attached one) needs: the record, then room for comparisons that read past a string's
 // start (a pattern's length, or the whole record for an infix search) and
 // for pointer strings, which are copied there (up to the kernel's 1024
 // bytes).
-func filterScratch(size int) int {
+func FilterScratch(size int) int {
 	return fetchargs.HeaderSize + 2*size + pcharMax + 2*filter.MaxStringLen + 8
 }
 
@@ -54,7 +42,7 @@ const (
 func (e *emitter) filterStage(f *filter.Filter, size int) error {
 	preds := f.Preds()
 	n := len(preds)
-	if need := filterScratch(size); e.p.ScratchSize < need {
+	if need := FilterScratch(size); e.p.ScratchSize < need {
 		return fmt.Errorf("fetchargs: compile: filter needs a scratch value of %d bytes, have %d", need, e.p.ScratchSize)
 	}
 	e.filterRec = size
@@ -356,12 +344,13 @@ func CheckSourceFilter(f *filter.Filter) error {
 // header's comm are filled in, and the filter stage ends the program when
 // the record does not pass.
 func (e *emitter) sourceFilter() error {
+	if e.p.Source != nil {
+		// The source record is in the scratch value sourceRecord
+		// found, at rBuf.
+		return e.sourceCommon()
+	}
 	if err := e.cpuScratch(); err != nil {
 		return err
-	}
-	if e.p.Source != nil {
-		// The source record is in the scratch value already.
-		return e.sourceCommon()
 	}
 	copied := e.newLabel()
 	e.emit(

@@ -132,7 +132,7 @@ type ProbeProgram struct {
 	// Filter is the event's filter (nil: none): the record is built in
 	// the scratch value and sent only when the filter passes it (see
 	// filter.go). ScratchSize, the scratch value's size, must be at
-	// least FilterScratch.
+	// least FilterScratch(Layout.RecordSize()).
 	Filter      *filter.Filter
 	ScratchSize int
 	// SourceFilter is an event probe's "if" filter (nil: none), which
@@ -142,7 +142,7 @@ type ProbeProgram struct {
 	// kernel's record has (common_type SourceType, common_pid the current
 	// thread) and ends, before anything is reserved, when the filter
 	// rejects it. ScratchSize must be at least
-	// SourceFilterScratch(SourceSize); CheckSourceFilter says which
+	// FilterScratch(SourceSize); CheckSourceFilter says which
 	// filters the program can run.
 	SourceFilter *filter.Filter
 	SourceSize   int
@@ -448,14 +448,13 @@ func (e *emitter) prologue() error {
 		e.emit(asm.Mov.Reg(rBuf, asm.R0))
 		return nil
 	}
-	if err := e.cpuScratch(); err != nil {
-		return err
-	}
 	if e.p.Source != nil {
-		// The source record comes first in the scratch value.
+		// rBuf is the scratch value sourceRecord found; the source
+		// record comes first in it.
 		e.emit(asm.Add.Imm(rBuf, int32(e.p.SourceSize)))
+		return nil
 	}
-	return nil
+	return e.cpuScratch()
 }
 
 // SourceAreaSize is the part of the scratch value an event probe's source

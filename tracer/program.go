@@ -186,7 +186,7 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			p.Probes = append(p.Probes, pp)
 			s := l.ScratchSize()
 			if ev.Filter != nil {
-				s = max(s, bpfcode.FilterScratch(l))
+				s = max(s, bpfcode.FilterScratch(l.RecordSize()))
 			}
 			if source != nil {
 				// The source record, then the probe's own.
@@ -196,7 +196,7 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 				}
 			}
 			if att := ev.Attached; ev.Kind == events.Eprobe && att.FilterProg != nil {
-				s = max(s, bpfcode.SourceFilterScratch(pp.sourceSize()))
+				s = max(s, bpfcode.FilterScratch(pp.sourceSize()))
 			}
 			if s > p.ScratchSize {
 				p.ScratchSize = s
