@@ -1,7 +1,6 @@
 package events
 
 import (
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -86,7 +85,7 @@ func (r *Registry) createEprobe(argv []string) createResult {
 		}
 		att.FilterProg = f
 	}
-	att.ID = formatID(format)
+	att.ID = (&kernel.Tracepoint{Format: format}).ID()
 
 	att.Fields = eventFields(format)
 	ctx := &fetchargs.Context{
@@ -175,19 +174,6 @@ func (r *Registry) checkEprobeFilter(expr, format string) (*filter.Filter, *filt
 		return nil, &filter.Error{Errno: syscall.EINVAL}
 	}
 	return filter.Parse(expr, ev, r.filterEnv())
-}
-
-// formatID is the "ID:" line of a format file (0 when it has none).
-func formatID(format string) int {
-	for _, line := range strings.Split(format, "\n") {
-		if v, ok := strings.CutPrefix(line, "ID: "); ok {
-			id, err := strconv.Atoi(strings.TrimSpace(v))
-			if err == nil {
-				return id
-			}
-		}
-	}
-	return 0
 }
 
 // referenced reports whether an event probe is attached to ev.

@@ -184,7 +184,7 @@ func waitFor(d time.Duration, cond func() bool) bool {
 
 // killAndWait kills cmd's process and waits at most 20 seconds for it to
 // end. A FUSE server can get stuck in its own exit (see
-// holdFDsBelowDevice); the test then fails instead of hanging.
+// fusefs.Mount); the test then fails instead of hanging.
 func killAndWait(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
 	cmd.Process.Kill()

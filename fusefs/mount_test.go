@@ -634,7 +634,7 @@ func TestMountDaemonAfterKill(t *testing.T) {
 	for round := 0; round < 3; round++ {
 		cmd, _ := startMount(t, bin, kdir, dir)
 		// At once, while the server may still be settling in (see
-		// holdFDsBelowDevice): the process must still end.
+		// fusefs.Mount): the process must still end.
 		killAndWait(t, cmd)
 		var st syscall.Stat_t
 		if err := syscall.Stat(dir, &st); !errors.Is(err, syscall.ENOTCONN) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -41,6 +42,18 @@ type Tracepoint struct {
 	// Seq is the event's place in the kernel's event list, the order of
 	// available_events (0 first); -1 when the source does not say.
 	Seq int
+}
+
+// ID is the event's ID, the "ID:" line of its format file (the
+// common_type of its records); 0 when the format has none.
+func (t *Tracepoint) ID() int {
+	for _, l := range strings.SplitN(t.Format, "\n", 4) {
+		if v, ok := strings.CutPrefix(l, "ID: "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }
 
 // TracepointField is one "field:" line of a format file.

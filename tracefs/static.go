@@ -1,8 +1,6 @@
 package tracefs
 
 import (
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/kernel"
@@ -35,20 +33,9 @@ func staticFromTracepoints(tps []kernel.Tracepoint) []StaticEvent {
 	out := make([]StaticEvent, 0, len(ordered))
 	for i := range ordered {
 		tp := &ordered[i]
-		out = append(out, StaticEvent{System: tp.System, Name: tp.Name, Format: tp.Format, ID: formatID(tp.Format)})
+		out = append(out, StaticEvent{System: tp.System, Name: tp.Name, Format: tp.Format, ID: tp.ID()})
 	}
 	return out
-}
-
-// formatID is the "ID: N" line of a format file (0 when missing).
-func formatID(format string) int {
-	for _, l := range strings.SplitN(format, "\n", 4) {
-		if v, ok := strings.CutPrefix(l, "ID: "); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
-		}
-	}
-	return 0
 }
 
 // staticSet is the FS's static events, loaded on first use (the host
