@@ -40,6 +40,12 @@ const (
 // The filter reads a record of size bytes at rBuf + HeaderSize, and the
 // comm at rBuf + 16.
 func (e *emitter) filterStage(f *filter.Filter, size int) error {
+	return e.filterStageTo(f, size, "")
+}
+
+// filterStageTo is filterStage jumping to fail, when not "", where the
+// record does not pass (a hist trigger's filter skips that histogram).
+func (e *emitter) filterStageTo(f *filter.Filter, size int, fail string) error {
 	preds := f.Preds()
 	n := len(preds)
 	if need := FilterScratch(size); e.p.ScratchSize < need {
@@ -66,7 +72,11 @@ func (e *emitter) filterStage(f *filter.Filter, size int) error {
 	e.mark(labels[n])
 	e.emit(asm.Ja.Label(pass))
 	e.mark(labels[n+1])
-	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	if fail != "" {
+		e.emit(asm.Ja.Label(fail))
+	} else {
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	}
 	e.mark(pass)
 	return nil
 }

@@ -33,6 +33,10 @@ type Maps struct {
 	// the processes a ProbeProgram.Follow program records: those whose
 	// value is 1. It may be nil when no program follows.
 	Follow asm.FDer
+	// HistCounts (BPF_MAP_TYPE_PERCPU_ARRAY keyed by Hist.Index, value
+	// {hits, drops uint64}) counts each histogram's hits and drops. It
+	// may be nil when no program has histograms.
+	HistCounts asm.FDer
 	// Probes (BPF_MAP_TYPE_ARRAY keyed by probe index, value ProbeInfo)
 	// gives programs shared by several probes (ProbeProgram.Cookie) each
 	// probe's event ID and IP. It may be nil when no program is shared.
@@ -157,6 +161,14 @@ type ProbeProgram struct {
 	// saves entry data gets them from the entry program CompileEntry
 	// builds for it (with the event probe's index).
 	Source *ProbeProgram
+	// Hists are the event's hist triggers (hist.go): each histogram whose
+	// own filter passes the record counts the hit before the event's
+	// filter runs. ScratchSize must be at least
+	// HistScratch(Layout.RecordSize()).
+	Hists []*Hist
+	// NoTrace ends the program once the histograms are counted: the
+	// event is in soft mode (triggers run, nothing is traced).
+	NoTrace bool
 }
 
 // UprobeMaxData is the most a uprobe's arguments and strings may take
@@ -263,7 +275,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	// in the ring buffer, with no copy. Records with strings send only
 	// their used part (a bounded copy from the scratch value), and
 	// return probes with entry data keep it in the scratch value.
-	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0) && p.Filter == nil
+	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0) && p.Filter == nil && len(p.Hists) == 0 && !p.NoTrace
 	e.emit(asm.Mov.Reg(rCtx, asm.R1))
 	if p.Cookie {
 		e.emit(
@@ -314,6 +326,15 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 			asm.Return(),
 		)
 		e.mark(keep)
+	}
+	if len(p.Hists) > 0 {
+		if err := e.histStage(p.Layout.RecordSize()); err != nil {
+			return nil, err
+		}
+	}
+	if p.NoTrace {
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+		return e.ins, nil
 	}
 	if p.Filter != nil {
 		if err := e.filterStage(p.Filter, p.Layout.RecordSize()); err != nil {

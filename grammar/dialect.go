@@ -133,6 +133,10 @@ type Dialect struct {
 	// .percent and .graph value modifiers, and refuse .log2, .buckets,
 	// .sym, .sym-offset and .syscall on values (Linux 6.3). 6.12: yes.
 	HistNoHitcount bool
+	// HeapSortDoublePop: lib/sort.c's heapsort pops two elements per
+	// round (Linux 6.11), which orders hist entries that sort equal
+	// differently. 6.12: yes.
+	HeapSortDoublePop bool
 
 	// messages overrides the newest upstream message text of a code.
 	messages map[Code]string
@@ -203,6 +207,7 @@ var dialects = []*Dialect{
 		FilterStacktrace:   true,
 		TriggerFilterLog:   true,
 		HistNoHitcount:     true,
+		HeapSortDoublePop:  true,
 		EprobeSystemPrefix: true,
 		messages: map[Code]string{
 			ErrBadVar:       "Invalid $-valiable specified",

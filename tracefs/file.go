@@ -546,7 +546,7 @@ func (f *FS) content(n node) string {
 		s, _ := f.b.Format(e.Group, e.Name)
 		return s
 	case nEvHist:
-		return f.triggerList(e).HistText()
+		return f.histText(e)
 	case nEvID:
 		return fmt.Sprintf("%d\n", e.ID)
 	case nEvTrigger:

@@ -1,6 +1,7 @@
 package tracefs
 
 import (
+	"errors"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/filter"
@@ -10,7 +11,48 @@ import (
 // Event triggers (events/GROUP/EVENT/trigger and hist): the trigger
 // package parses them as the FS's release does; this file keeps each
 // event's list. The emulated events fire nothing, so triggers never run
-// and histograms stay empty.
+// and histograms stay empty, unless the backend counts them
+// (HistBackend).
+
+// HistBackend is a backend whose events count their hist triggers' hits
+// (the live backend): the FS tells it of every change of an event's
+// trigger list, and reads the histograms from it.
+type HistBackend interface {
+	// SetTriggers is called with an event's trigger list after each
+	// change. An error undoes the change and fails the write with the
+	// error's errno.
+	SetTriggers(group, name string, l *trigger.List) error
+	// HistTable is the histogram of hist trigger t of the event; nil
+	// when nothing was counted.
+	HistTable(group, name string, t *trigger.Trigger) *trigger.Table
+	// HistSymbols resolves the addresses of .sym and .sym-offset keys.
+	HistSymbols() trigger.Symbols
+}
+
+// errnoOf is the errno an error carries, EINVAL when none.
+func errnoOf(err error) syscall.Errno {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return syscall.EINVAL
+}
+
+// histText is the event's hist file.
+func (f *FS) histText(e EventInfo) string {
+	l := f.triggerList(e)
+	v := trigger.SortClassic
+	if f.dialect().HeapSortDoublePop {
+		v = trigger.SortDoublePop
+	}
+	hb, ok := f.b.(HistBackend)
+	if !ok {
+		return l.HistText(nil, nil, v)
+	}
+	return l.HistText(func(t *trigger.Trigger) *trigger.Table {
+		return hb.HistTable(e.Group, e.Name, t)
+	}, hb.HistSymbols(), v)
+}
 
 // triggerList returns the event's trigger list (an empty one when it has
 // none; the caller must not keep it).
@@ -33,12 +75,18 @@ func (f *FS) clearTriggers(n node) {
 	}
 	k := eventKey{e.Group, e.Name, e.ID}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if l := f.triggers[k]; l != nil {
+	l := f.triggers[k]
+	if l != nil {
 		l.ClearHist()
 		if len(l.Triggers) == 0 {
 			delete(f.triggers, k)
 		}
+	}
+	f.mu.Unlock()
+	if hb, ok := f.b.(HistBackend); ok && l != nil {
+		// The kernel's truncation cannot fail: the backend has dropped
+		// what it could not keep, and says so itself.
+		hb.SetTriggers(e.Group, e.Name, l)
 	}
 }
 
@@ -99,7 +147,14 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 		l = &trigger.List{}
 	}
 	f.mu.Unlock()
+	saved := l.Save()
 	r := l.Write(p, ev)
+	if hb, ok := f.b.(HistBackend); ok && r.Errno == 0 {
+		if err := hb.SetTriggers(e.Group, e.Name, l); err != nil {
+			l.Restore(saved)
+			r = trigger.Result{Errno: errnoOf(err)}
+		}
+	}
 	f.mu.Lock()
 	if len(l.Triggers) > 0 {
 		f.triggers[k] = l

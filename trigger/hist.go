@@ -50,6 +50,8 @@ type HistField struct {
 	Flags   int
 	Buckets uint64
 	Size    int
+	// Signed: the event field is signed (keys compare as signed numbers).
+	Signed bool
 	// legacy prints the stacktrace key as 6.1 does ("stacktrace").
 	legacy bool
 }
@@ -356,6 +358,7 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 		case h.cont:
 			x.Paused = false
 		case h.clear:
+			x.Clears++
 		default:
 			return p.fail(syscall.EEXIST, histErrTriggerExists, 0)
 		}

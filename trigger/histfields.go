@@ -183,6 +183,7 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 		}
 		f.Name = fl.Name
 		f.Size = fl.Size
+		f.Signed = fl.Signed
 		if fl.IsString() && fl.Class != filter.PtrString {
 			f.Flags |= flString
 			f.Size = filter.MaxStringLen
@@ -241,10 +242,11 @@ func (p *histParser) sortKeys(h *Hist) Result {
 	return Result{}
 }
 
-// HistText is the hist file: one block per hist trigger, each with the
-// kernel's header, no entries (ktrace does not count them here) and
-// zero totals.
-func (l *List) HistText() string {
+// HistText is the hist file: one block per hist trigger (Trigger.Text),
+// with the table tables gives it. With tables nil, or a nil table,
+// a block has the kernel's header, no entries and zero totals: the
+// histogram of an event that was never hit.
+func (l *List) HistText(tables func(*Trigger) *Table, syms Symbols, v SortVariant) string {
 	var b strings.Builder
 	n := 0
 	for _, t := range l.Triggers {
@@ -255,10 +257,11 @@ func (l *List) HistText() string {
 			b.WriteString("\n\n")
 		}
 		n++
-		b.WriteString("# event histogram\n#\n# trigger info: ")
-		b.WriteString(t.Line())
-		b.WriteString("\n#\n\n")
-		b.WriteString("\nTotals:\n    Hits: 0\n    Entries: 0\n    Dropped: 0\n")
+		var tab *Table
+		if tables != nil {
+			tab = tables(t)
+		}
+		b.WriteString(t.Text(tab, syms, v))
 	}
 	return b.String()
 }

@@ -59,6 +59,32 @@ type Trigger struct {
 	// Hist is a hist trigger's definition.
 	Hist   *Hist
 	Paused bool
+	// Clears counts the "clear" commands applied to a hist trigger: a
+	// backend that keeps its histogram empties it when this changes.
+	Clears int
+}
+
+// Saved is a trigger list's state, to undo a change (Save, Restore).
+type Saved struct {
+	triggers []*Trigger
+	state    []Trigger
+}
+
+// Save records l's triggers and their state.
+func (l *List) Save() Saved {
+	s := Saved{triggers: append([]*Trigger(nil), l.Triggers...)}
+	for _, t := range l.Triggers {
+		s.state = append(s.state, *t)
+	}
+	return s
+}
+
+// Restore puts l back as Save found it.
+func (l *List) Restore(s Saved) {
+	l.Triggers = s.triggers
+	for i, t := range l.Triggers {
+		*t = s.state[i]
+	}
 }
 
 // Line is the trigger's line in the trigger file.

@@ -81,7 +81,7 @@ func TestHistErrors(t *testing.T) {
 	if e := r.Logs[0]; e.Subsys != "hist:kprobes:f" || e.Msg != "Couldn't find field" || e.Cmd != "hist:keys=nosuch" || e.Pos != 10 {
 		t.Errorf("log %+v", e)
 	}
-	if got, want := (&List{Triggers: []*Trigger{{Cmd: "hist", Count: -1, Hist: &Hist{Bits: 11, Keys: []*HistField{{Name: "a"}}, sorts: []sortKey{{}}}}}}).HistText(),
+	if got, want := (&List{Triggers: []*Trigger{{Cmd: "hist", Count: -1, Hist: &Hist{Bits: 11, Keys: []*HistField{{Name: "a"}}, sorts: []sortKey{{}}}}}}).HistText(nil, nil, SortClassic),
 		"# event histogram\n#\n# trigger info: hist:keys=a:vals=hitcount:sort=hitcount:size=2048 [active]\n#\n\n\nTotals:\n    Hits: 0\n    Entries: 0\n    Dropped: 0\n"; got != want {
 		t.Errorf("hist file %q, want %q", got, want)
 	}

@@ -1,0 +1,402 @@
+package bpfcode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/filter"
+)
+
+// The hist stage: hist triggers counted where the event happens. Once the
+// record is built (in the scratch value), each of the probe's histograms
+// whose own "if" filter passes the record gets its key assembled as the
+// kernel's event_hist_trigger assembles it, finds or creates its entry in
+// a BPF hash map and adds to the entry's hitcount and sums. This runs
+// before the event's filter, as in the kernel, where the event filter
+// only decides what reaches the trace.
+
+// Hist is one hist trigger a probe's program updates.
+type Hist struct {
+	// Map is the histogram: a BPF_MAP_TYPE_HASH of KeySize-byte keys and
+	// HistValueSize(len(Vals))-byte values, whose max_entries is the
+	// trigger's size (a full table drops new keys, as the kernel's does).
+	Map asm.FDer
+	// Index is the histogram's slot in Maps.HistCounts.
+	Index   uint32
+	KeySize int
+	Keys    []HistKey
+	Vals    []HistVal
+	// Filter is the trigger's "if" filter (nil: none).
+	Filter *filter.Filter
+}
+
+// HistKey is one field of a histogram's key.
+type HistKey struct {
+	// Field is the record field read (nil with CPU).
+	Field *filter.Field
+	// CPU keys the CPU the hit happened on (common_cpu).
+	CPU bool
+	// Offset and Size place the value in the key: Size bytes of the u64
+	// value (sign-extended from a signed field). A string field (a
+	// char array or a __data_loc string) is copied whole, up to
+	// filter.MaxStringLen-1 bytes and a NUL, at Offset.
+	Offset, Size int
+	// Log2 keys ilog2(roundup_pow_of_two(v)); Bucket, when not 0, keys
+	// v rounded down to a multiple of it.
+	Log2   bool
+	Bucket uint64
+}
+
+// HistVal is one summed field of a histogram's entries.
+type HistVal struct {
+	// Field is the record field summed; nil sums the hit's timestamp
+	// (common_timestamp), in microseconds when Usecs.
+	Field *filter.Field
+	Usecs bool
+}
+
+// HistValueSize is the value size of a histogram map with n summed
+// fields: the hitcount, the sums, the creation time (for the kernel's
+// table order) and the comm of the task that created the entry.
+func HistValueSize(n int) int { return 8*(n+2) + 16 }
+
+// HistCreatedOffset and HistCommOffset locate the creation time and the
+// comm in a value of a histogram with n summed fields.
+func HistCreatedOffset(n int) int { return 8 * (n + 1) }
+func HistCommOffset(n int) int    { return 8 * (n + 2) }
+
+// HistCountSize is the value size of Maps.HistCounts: {hits, drops}
+// u64s, per CPU.
+const HistCountSize = 16
+
+// HistScratch is the scratch value a probe whose record has size bytes
+// needs for histograms: the filter stage's room, then one key and one
+// initial value (HistAreaSize).
+func HistScratch(size int) int { return FilterScratch(size) + HistAreaSize }
+
+// HistAreaSize bounds a key (the kernel's HIST_KEY_SIZE_MAX) and an
+// initial value (two sums at most).
+const HistAreaSize = 384 + 64
+
+// ErrHistUnsupported is wrapped for hist triggers the eBPF backend cannot
+// count.
+var ErrHistUnsupported = errors.New("hist trigger not supported by the eBPF backend")
+
+// CheckHist reports whether the hist stage can count h.
+func CheckHist(h *Hist) error {
+	if h.KeySize <= 0 || h.KeySize > 384 || h.KeySize%8 != 0 {
+		return fmt.Errorf("key of %d bytes: %w", h.KeySize, ErrHistUnsupported)
+	}
+	if HistValueSize(len(h.Vals)) > 64 {
+		return fmt.Errorf("%d values: %w", len(h.Vals), ErrHistUnsupported)
+	}
+	if h.Filter != nil {
+		if err := CheckFilter(h.Filter); err != nil {
+			return err
+		}
+	}
+	for _, k := range h.Keys {
+		if k.Offset < 0 || k.Offset+k.Size > h.KeySize {
+			return fmt.Errorf("key field outside the key: %w", ErrHistUnsupported)
+		}
+		if k.CPU {
+			continue
+		}
+		if k.Field == nil {
+			return fmt.Errorf("key without a field: %w", ErrHistUnsupported)
+		}
+		switch k.Field.Class {
+		case filter.StaticString, filter.DynString, filter.RelDynString:
+			continue
+		case filter.Numeric, filter.PtrString:
+		default:
+			return fmt.Errorf("key %s: %w", k.Field.Name, ErrHistUnsupported)
+		}
+		if _, err := sizeOf(k.Field.Size); err != nil {
+			return fmt.Errorf("key %s of %d bytes: %w", k.Field.Name, k.Field.Size, ErrHistUnsupported)
+		}
+		if _, err := sizeOf(k.Size); err != nil {
+			return fmt.Errorf("key %s stored in %d bytes: %w", k.Field.Name, k.Size, ErrHistUnsupported)
+		}
+	}
+	for _, v := range h.Vals {
+		if v.Field == nil {
+			continue
+		}
+		if v.Field.Class != filter.Numeric && v.Field.Class != filter.PtrString {
+			return fmt.Errorf("value %s: %w", v.Field.Name, ErrHistUnsupported)
+		}
+		if _, err := sizeOf(v.Field.Size); err != nil {
+			return fmt.Errorf("value %s of %d bytes: %w", v.Field.Name, v.Field.Size, ErrHistUnsupported)
+		}
+	}
+	return nil
+}
+
+// histStage emits the updates of every histogram of the probe, for the
+// record of size bytes at rBuf.
+func (e *emitter) histStage(size int) error {
+	if e.maps.HistCounts == nil {
+		return fmt.Errorf("fetchargs: compile: histograms without a counts map")
+	}
+	e.filterRec = size
+	area := FilterScratch(size)
+	if e.p.ScratchSize < area+HistAreaSize || area+HistAreaSize > 1<<15-1 {
+		return fmt.Errorf("fetchargs: compile: histograms need a scratch value of %d bytes, have %d", area+HistAreaSize, e.p.ScratchSize)
+	}
+	for _, h := range e.p.Hists {
+		if err := CheckHist(h); err != nil {
+			return err
+		}
+		if err := e.hist(h, size, area); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hist emits one histogram's update. The key is built at rBuf+area, the
+// initial value after it.
+func (e *emitter) hist(h *Hist, size, area int) error {
+	next := e.newLabel()
+	if h.Filter != nil {
+		if err := e.filterStageTo(h.Filter, size, next); err != nil {
+			return err
+		}
+	}
+	key := int16(area)
+	val := int16(area + h.KeySize)
+	for off := 0; off < h.KeySize; off += 8 {
+		e.emit(zeroDWord(rBuf, key+int16(off)))
+	}
+	for _, k := range h.Keys {
+		if err := e.histKey(k, key); err != nil {
+			return err
+		}
+	}
+	// Find the entry, or create it with zero sums.
+	found := e.newLabel()
+	if err := e.histLookup(h, key); err != nil {
+		return err
+	}
+	e.emit(asm.JNE.Imm(asm.R0, 0, found))
+	n := len(h.Vals)
+	for off := 0; off < HistCommOffset(n); off += 8 {
+		e.emit(zeroDWord(rBuf, val+int16(off)))
+	}
+	e.emit(
+		asm.LoadMem(asm.R1, rBuf, 0, asm.DWord), // the hit's time
+		asm.StoreMem(rBuf, val+int16(HistCreatedOffset(n)), asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, rBuf, 16, asm.DWord), // the comm
+		asm.StoreMem(rBuf, val+int16(HistCommOffset(n)), asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, rBuf, 24, asm.DWord),
+		asm.StoreMem(rBuf, val+int16(HistCommOffset(n))+8, asm.R1, asm.DWord),
+	)
+	if err := e.mapPtr(asm.R1, h.Map); err != nil {
+		return err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, rBuf),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.Mov.Reg(asm.R3, rBuf),
+		asm.Add.Imm(asm.R3, int32(val)),
+		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST: another CPU may have made it
+		asm.FnMapUpdateElem.Call(),
+	)
+	retry := e.newLabel()
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, retry),
+		asm.JEq.Imm(asm.R0, -17, retry), // EEXIST
+	)
+	// The table is full: the hit is dropped.
+	if err := e.histCount(h, 8); err != nil {
+		return err
+	}
+	e.emit(asm.Ja.Label(next))
+	e.mark(retry)
+	if err := e.histLookup(h, key); err != nil {
+		return err
+	}
+	e.emit(asm.JEq.Imm(asm.R0, 0, next))
+	e.mark(found)
+	// R0 is the entry, shared by every CPU: atomic adds, as the kernel's
+	// atomic64 sums.
+	e.emit(
+		asm.Mov.Reg(rVal, asm.R0),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.AddAtomic.Mem(rVal, asm.R1, asm.DWord, 0),
+	)
+	for i, v := range h.Vals {
+		if v.Field == nil {
+			e.emit(asm.LoadMem(asm.R1, rBuf, 0, asm.DWord))
+			if v.Usecs {
+				// ns2usecs: rounded to the nearest microsecond.
+				e.emit(asm.Add.Imm(asm.R1, 500), asm.Div.Imm(asm.R1, 1000))
+			}
+		} else {
+			if err := e.loadField(v.Field); err != nil {
+				return err
+			}
+			if v.Field.Signed {
+				e.signExtend(asm.R1, v.Field.Size)
+			}
+		}
+		e.emit(asm.AddAtomic.Mem(rVal, asm.R1, asm.DWord, int16(8*(i+1))))
+	}
+	if err := e.histCount(h, 0); err != nil {
+		return err
+	}
+	e.mark(next)
+	return nil
+}
+
+// histLookup emits bpf_map_lookup_elem of the key at rBuf+key in h's map.
+func (e *emitter) histLookup(h *Hist, key int16) error {
+	if err := e.mapPtr(asm.R1, h.Map); err != nil {
+		return err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, rBuf),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.FnMapLookupElem.Call(),
+	)
+	return nil
+}
+
+// histCount adds 1 to h's hits (field 0) or drops (field 8), this CPU's.
+func (e *emitter) histCount(h *Hist, field int16) error {
+	e.emit(asm.StoreImm(asm.R10, stkKey, int64(h.Index), asm.Word))
+	if err := e.lookup(e.maps.HistCounts, stkKey); err != nil {
+		return err
+	}
+	skip := e.newLabel()
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.LoadMem(asm.R1, asm.R0, field, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, field, asm.R1, asm.DWord),
+	)
+	e.mark(skip)
+	return nil
+}
+
+// histKey stores one key field at rBuf+key+k.Offset.
+func (e *emitter) histKey(k HistKey, key int16) error {
+	dst := key + int16(k.Offset)
+	if k.CPU {
+		e.emit(asm.LoadMem(asm.R1, rBuf, 8, asm.Word))
+		return e.storeKey(dst, k.Size)
+	}
+	fl := k.Field
+	switch fl.Class {
+	case filter.StaticString, filter.DynString, filter.RelDynString:
+		return e.histString(fl, dst)
+	}
+	if err := e.loadField(fl); err != nil {
+		return err
+	}
+	if fl.Signed {
+		e.signExtend(asm.R1, fl.Size)
+	}
+	if k.Log2 {
+		e.log2()
+	}
+	if k.Bucket != 0 {
+		e.emit(
+			asm.LoadImm(asm.R2, int64(k.Bucket), asm.DWord),
+			asm.Div.Reg(asm.R1, asm.R2),
+			asm.Mul.Reg(asm.R1, asm.R2),
+		)
+	}
+	return e.storeKey(dst, k.Size)
+}
+
+// storeKey stores the low size bytes of R1 at rBuf+off.
+func (e *emitter) storeKey(off int16, size int) error {
+	sz, err := sizeOf(size)
+	if err != nil {
+		return err
+	}
+	e.emit(asm.StoreMem(rBuf, off, asm.R1, sz))
+	return nil
+}
+
+// log2 turns R1 into ilog2(roundup_pow_of_two(R1)): 0 for 0 and 1, else
+// the bit length of R1-1.
+func (e *emitter) log2() {
+	done := e.newLabel()
+	e.emit(
+		asm.Mov.Imm(asm.R2, 0),
+		asm.JLE.Imm(asm.R1, 1, done),
+		asm.Add.Imm(asm.R1, -1),
+	)
+	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
+		skip := e.newLabel()
+		e.emit(
+			asm.Mov.Reg(asm.R3, asm.R1),
+			asm.RSh.Imm(asm.R3, sh),
+			asm.JEq.Imm(asm.R3, 0, skip),
+			asm.Mov.Reg(asm.R1, asm.R3),
+			asm.Add.Imm(asm.R2, sh),
+		)
+		e.mark(skip)
+	}
+	e.emit(asm.Add.Reg(asm.R2, asm.R1))
+	e.mark(done)
+	e.emit(asm.Mov.Reg(asm.R1, asm.R2))
+}
+
+// histString copies a string field of the record into the key at
+// rBuf+dst: as the kernel's add_to_key, the string's bytes up to its
+// length (a __data_loc string's stored length, a char array's size) and
+// at most filter.MaxStringLen-1 of them, stopping at a NUL; the key was
+// zeroed.
+func (e *emitter) histString(fl *filter.Field, dst int16) error {
+	max := int32(filter.MaxStringLen - 1)
+	switch fl.Class {
+	case filter.StaticString:
+		// R3 = the array, R2 = its size.
+		e.emit(
+			asm.Mov.Reg(asm.R3, rBuf),
+			asm.Add.Imm(asm.R3, int32(recOff(fl.Offset))),
+			asm.Mov.Imm(asm.R2, int32(min(fl.Size, int(max)))),
+		)
+	default:
+		e.emit(
+			asm.LoadMem(asm.R1, rBuf, recOff(fl.Offset), asm.Word),
+			asm.Mov.Reg(asm.R2, asm.R1),
+			asm.RSh.Imm(asm.R2, 16),
+			asm.And.Imm(asm.R1, 0xffff),
+		)
+		if fl.Class == filter.RelDynString {
+			e.emit(asm.Add.Imm(asm.R1, int32(fl.Offset+fl.Size)))
+		}
+		// The string must lie in the record as built.
+		bad := e.newLabel()
+		ok := e.newLabel()
+		e.emit(
+			asm.JGT.Imm(asm.R1, int32(e.filterRec), bad),
+			asm.Mov.Reg(asm.R3, rBuf),
+			asm.Add.Imm(asm.R3, fetchargs.HeaderSize),
+			asm.Add.Reg(asm.R3, asm.R1),
+			asm.JLE.Imm(asm.R2, max, ok),
+			asm.Mov.Imm(asm.R2, max),
+			asm.Ja.Label(ok),
+		)
+		e.mark(bad)
+		e.emit(asm.Mov.Imm(asm.R2, 0))
+		e.mark(ok)
+	}
+	// bpf_probe_read_kernel_str(key, len+1, str) copies up to len bytes
+	// and ends them with a NUL; with len 0 it writes the NUL alone.
+	e.emit(
+		asm.Add.Imm(asm.R2, 1),
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, int32(dst)),
+		asm.FnProbeReadKernelStr.Call(),
+	)
+	return nil
+}

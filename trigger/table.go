@@ -1,0 +1,514 @@
+package trigger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// A histogram's contents, as a backend that counts hits keeps them, and
+// their text in the hist file as the kernel prints it
+// (trace_events_hist.c's hist_trigger_show over tracing_map.c's sorted
+// entries).
+
+// KeySlot is where one key field sits in a histogram's key: the kernel's
+// compound key, zeroed, each field at an offset aligned to 8 bytes.
+type KeySlot struct {
+	Field *HistField
+	// Offset is the slot's place in the key; Size is how many bytes of
+	// the field's value (a u64, sign-extended from a signed field) the key
+	// holds: 8 when the key has one numeric field (the kernel then uses
+	// the u64 itself as the key), else the field's size. A string slot
+	// holds up to MaxStringLen-1 bytes and a NUL.
+	Offset, Size int
+}
+
+// KeyLayout is the layout of h's key and its size in bytes
+// (hist_data->key_size).
+func (h *Hist) KeyLayout() (slots []KeySlot, size int) {
+	compound := len(h.Keys) > 1
+	for _, k := range h.Keys {
+		if k.Flags&flString != 0 {
+			compound = true
+		}
+	}
+	for _, k := range h.Keys {
+		n := k.Size
+		if !compound && k.Flags&(flString|flStacktrace) == 0 {
+			n = 8
+		}
+		slots = append(slots, KeySlot{Field: k, Offset: size, Size: n})
+		size += (k.Size + 7) &^ 7
+	}
+	if size < 8 {
+		// A single key of fewer than 8 bytes still takes a u64.
+		size = 8
+	}
+	return slots, size
+}
+
+// Entry is one key of a histogram and what was counted for it.
+type Entry struct {
+	Key []byte
+	// Sums are the hitcount, then one sum per value field (Hist.Vals).
+	Sums []uint64
+	// Comm is the command of the task whose hit created the entry
+	// ("<idle>" for the idle task), which common_pid.execname prints.
+	Comm string
+	// Created orders the entries by creation: the kernel's table places a
+	// key whose hash slot is taken in the next free one, so the order in
+	// which keys arrived decides where they are listed.
+	Created uint64
+}
+
+// Table is a histogram's state: its entries and totals.
+type Table struct {
+	Entries []Entry
+	// Hits counts the hits that found or created an entry; Drops those
+	// whose new key did not fit (the table had Hist.Size entries).
+	Hits, Drops uint64
+}
+
+// Symbols looks up the kernel symbol covering an address (for .sym and
+// .sym-offset keys); nil prints every address as unknown.
+type Symbols func(addr uint64) (kernel.Symbol, bool)
+
+// Size is the most entries h's table holds (size=, rounded up to a power
+// of two).
+func (h *Hist) Size() int { return 1 << h.Bits }
+
+// Text is the hist file's block of one trigger: the header, the entries
+// in the kernel's order and the totals. d's kernel decides the order of
+// entries that sort equal.
+func (t *Trigger) Text(tab *Table, syms Symbols, d SortVariant) string {
+	var b strings.Builder
+	b.WriteString("# event histogram\n#\n# trigger info: ")
+	b.WriteString(t.Line())
+	b.WriteString("\n#\n\n")
+	n := 0
+	if tab != nil {
+		h := t.Hist
+		slots, keySize := h.KeyLayout()
+		entries := h.order(tab.Entries, keySize, d)
+		for _, e := range entries {
+			h.printEntry(&b, e, slots, syms)
+		}
+		n = len(entries)
+	}
+	var hits, drops uint64
+	if tab != nil {
+		hits, drops = tab.Hits, tab.Drops
+	}
+	fmt.Fprintf(&b, "\nTotals:\n    Hits: %d\n    Entries: %d\n    Dropped: %d\n", hits, n, drops)
+	return b.String()
+}
+
+// printEntry is hist_trigger_entry_print.
+func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, syms Symbols) {
+	b.WriteString("{ ")
+	multiline := false
+	for i, s := range slots {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		f := s.Field
+		name := f.name()
+		var u uint64
+		if s.Offset+8 <= len(e.Key) {
+			u = binary.LittleEndian.Uint64(e.Key[s.Offset:])
+		}
+		switch {
+		case f.Flags&flHex != 0:
+			fmt.Fprintf(b, "%s: %x", name, u)
+		case f.Flags&flSym != 0:
+			fmt.Fprintf(b, "%s: [%x] %-45s", name, u, symbolText(syms, u, false))
+		case f.Flags&flSymOffset != 0:
+			fmt.Fprintf(b, "%s: [%x] %-55s", name, u, symbolText(syms, u, true))
+		case f.Flags&flExecname != 0:
+			comm := e.Comm
+			if u == 0 {
+				// save_comm names the idle task so.
+				comm = "<idle>"
+			}
+			fmt.Fprintf(b, "%s: %-16s[%10d]", name, comm, u)
+		case f.Flags&flStacktrace != 0:
+			if f.Name != "" {
+				b.WriteString(f.Name + ".stacktrace")
+			} else {
+				b.WriteString(name + ":\n")
+			}
+			for off := s.Offset; off+8 <= s.Offset+f.Size && off+8 <= len(e.Key); off += 8 {
+				pc := binary.LittleEndian.Uint64(e.Key[off:])
+				if pc == 0 {
+					break
+				}
+				b.WriteString("         " + symbolText(syms, pc, true) + "\n")
+			}
+			multiline = true
+		case f.Flags&flLog2 != 0:
+			fmt.Fprintf(b, "%s: ~ 2^%-2d", name, u)
+		case f.Flags&flBucket != 0:
+			fmt.Fprintf(b, "%s: ~ %d-%d", name, u, u+f.Buckets-1)
+		case f.Flags&flString != 0:
+			end := min(s.Offset+f.Size, len(e.Key))
+			str := e.Key[s.Offset:end]
+			if i := bytes.IndexByte(str, 0); i >= 0 {
+				str = str[:i]
+			}
+			fmt.Fprintf(b, "%s: %-50s", name, str)
+		default:
+			fmt.Fprintf(b, "%s: %10d", name, u)
+		}
+	}
+	if !multiline {
+		b.WriteByte(' ')
+	}
+	b.WriteByte('}')
+	if !h.NoHitcount {
+		fmt.Fprintf(b, " hitcount: %10d", e.Sums[0])
+	}
+	for i, v := range h.Vals {
+		sum := uint64(0)
+		if i+1 < len(e.Sums) {
+			sum = e.Sums[i+1]
+		}
+		if v.Flags&flHex != 0 {
+			fmt.Fprintf(b, "  %s: %10x", v.name(), sum)
+		} else {
+			fmt.Fprintf(b, "  %s: %10d", v.name(), sum)
+		}
+	}
+	b.WriteByte('\n')
+}
+
+// symbolText is %ps (name [mod]) or, with offset, %pS
+// (name+0xoff/0xsize [mod]); "0x..." when no symbol covers addr.
+func symbolText(syms Symbols, addr uint64, offset bool) string {
+	if syms == nil {
+		return fmt.Sprintf("0x%x", addr)
+	}
+	s, ok := syms(addr)
+	if !ok {
+		return fmt.Sprintf("0x%x", addr)
+	}
+	t := s.Name
+	if offset {
+		t += fmt.Sprintf("+0x%x/0x%x", addr-s.Addr, s.Size)
+	}
+	if s.Module != "" {
+		t += " [" + s.Module + "]"
+	}
+	return t
+}
+
+// SortVariant is the kernel's lib/sort.c heapsort, whose treatment of
+// equal elements decides the order of entries that sort equal.
+type SortVariant int
+
+const (
+	// SortClassic pops one root per round (Linux up to 6.10).
+	SortClassic SortVariant = iota
+	// SortDoublePop pops two per round and ends with a final swap of
+	// the last three (Linux 6.11 and later).
+	SortDoublePop
+)
+
+// order is tracing_map_sort_entries: the entries in the table's slot
+// order, put through merge_dups's sort, then sorted by the first sort
+// key and runs of equal first keys by the second.
+func (h *Hist) order(entries []Entry, keySize int, v SortVariant) []*Entry {
+	list := h.slotOrder(entries, keySize)
+	if len(list) < 2 {
+		return list
+	}
+	// merge_dups sorts with a comparison that only tells equal keys
+	// from different ones; keys are unique here, but the sort moves them.
+	heapSort(list, func(a, b *Entry) int {
+		if bytes.Equal(a.Key, b.Key) {
+			return 0
+		}
+		return 1
+	}, v)
+	keys := h.sorts
+	if len(keys) == 0 {
+		keys = []sortKey{{idx: 0}}
+	}
+	heapSort(list, h.compare(keys[0]), v)
+	if len(keys) > 1 {
+		h.sortSecondary(list, keys[0], keys[1], v)
+	}
+	return list
+}
+
+// sortSecondary sorts each run of entries equal by the primary key by the
+// secondary key (tracing_map.c's sort_secondary).
+func (h *Hist) sortSecondary(list []*Entry, primary, secondary sortKey, v SortVariant) {
+	pcmp, scmp := h.compare(primary), h.compare(secondary)
+	n := len(list)
+	start, nSub := 0, 1
+	for i := 0; i < n-1; i++ {
+		if pcmp(list[i], list[i+1]) == 0 {
+			nSub++
+			if i < n-2 {
+				continue
+			}
+		}
+		if nSub < 2 {
+			start, nSub = i+1, 1
+			continue
+		}
+		heapSort(list[start:start+nSub], scmp, v)
+		start, nSub = i+1, 1
+	}
+}
+
+// compare is cmp_entries_sum or cmp_entries_key for one sort key.
+func (h *Hist) compare(k sortKey) func(a, b *Entry) int {
+	sign := 1
+	if k.descending {
+		sign = -1
+	}
+	if k.idx <= len(h.Vals) {
+		i := k.idx
+		return func(a, b *Entry) int { return sign * cmpU64(sum(a, i), sum(b, i)) }
+	}
+	slots, _ := h.KeyLayout()
+	s := slots[k.idx-1-len(h.Vals)]
+	f := s.Field
+	return func(a, b *Entry) int {
+		switch {
+		case f.Flags&flStacktrace != 0:
+			return 0
+		case f.Flags&flString != 0:
+			return sign * bytes.Compare(cstr(a.Key, s), cstr(b.Key, s))
+		}
+		return sign * cmpNum(keyBytes(a.Key, s), keyBytes(b.Key, s), f)
+	}
+}
+
+func sum(e *Entry, i int) uint64 {
+	if i < len(e.Sums) {
+		return e.Sums[i]
+	}
+	return 0
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// keyBytes is a numeric key's value as tracing_map_cmp_num reads it: the
+// field's size from the slot's start.
+func keyBytes(key []byte, s KeySlot) uint64 {
+	var buf [8]byte
+	if s.Offset < len(key) {
+		copy(buf[:], key[s.Offset:min(len(key), s.Offset+8)])
+	}
+	return binary.LittleEndian.Uint64(buf[:])
+}
+
+// cmpNum compares two key values by the field's size and signedness.
+func cmpNum(a, b uint64, f *HistField) int {
+	size := f.Size
+	if size <= 0 || size > 8 {
+		size = 8
+	}
+	sh := uint(64 - 8*size)
+	if f.Signed && f.Flags&flCPU == 0 {
+		x, y := int64(a<<sh)>>sh, int64(b<<sh)>>sh
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	}
+	return cmpU64(a<<sh>>sh, b<<sh>>sh)
+}
+
+func cstr(key []byte, s KeySlot) []byte {
+	end := min(s.Offset+s.Field.Size, len(key))
+	if s.Offset >= end {
+		return nil
+	}
+	str := key[s.Offset:end]
+	if i := bytes.IndexByte(str, 0); i >= 0 {
+		str = str[:i]
+	}
+	return str
+}
+
+// slotOrder lists the entries as tracing_map_sort_entries finds them: by
+// slot of the kernel's open-addressing table of 2 × size slots, each key
+// in the first free slot from its hash's, keys placed in creation order.
+func (h *Hist) slotOrder(entries []Entry, keySize int) []*Entry {
+	byAge := make([]*Entry, len(entries))
+	for i := range entries {
+		byAge[i] = &entries[i]
+	}
+	slices.SortStableFunc(byAge, func(a, b *Entry) int { return cmpU64(a.Created, b.Created) })
+	bits := h.Bits + 1
+	slots := make([]*Entry, 1<<bits)
+	mask := len(slots) - 1
+	for _, e := range byAge {
+		key := make([]byte, keySize)
+		copy(key, e.Key)
+		hash := jhash(key, 0)
+		if hash == 0 {
+			hash = 1
+		}
+		for idx := int(hash >> (32 - bits)); ; idx++ {
+			idx &= mask
+			if slots[idx] == nil {
+				slots[idx] = e
+				break
+			}
+		}
+	}
+	out := make([]*Entry, 0, len(entries))
+	for _, e := range slots {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// jhash is the kernel's jhash() (Bob Jenkins' lookup3 over bytes, read as
+// little-endian words).
+func jhash(k []byte, initval uint32) uint32 {
+	rol := func(x uint32, n uint) uint32 { return x<<n | x>>(32-n) }
+	length := uint32(len(k))
+	a := 0xdeadbeef + length + initval
+	b, c := a, a
+	for len(k) > 12 {
+		a += binary.LittleEndian.Uint32(k)
+		b += binary.LittleEndian.Uint32(k[4:])
+		c += binary.LittleEndian.Uint32(k[8:])
+		a -= c
+		a ^= rol(c, 4)
+		c += b
+		b -= a
+		b ^= rol(a, 6)
+		a += c
+		c -= b
+		c ^= rol(b, 8)
+		b += a
+		a -= c
+		a ^= rol(c, 16)
+		c += b
+		b -= a
+		b ^= rol(a, 19)
+		a += c
+		c -= b
+		c ^= rol(b, 4)
+		b += a
+		k = k[12:]
+	}
+	if len(k) == 0 {
+		return c
+	}
+	var tail [12]byte
+	copy(tail[:], k)
+	a += binary.LittleEndian.Uint32(tail[0:])
+	b += binary.LittleEndian.Uint32(tail[4:])
+	c += binary.LittleEndian.Uint32(tail[8:])
+	c ^= b
+	c -= rol(b, 14)
+	a ^= c
+	a -= rol(c, 11)
+	b ^= a
+	b -= rol(a, 25)
+	c ^= b
+	c -= rol(b, 16)
+	a ^= c
+	a -= rol(c, 4)
+	b ^= a
+	b -= rol(a, 14)
+	c ^= b
+	c -= rol(b, 24)
+	return c
+}
+
+// heapSort is lib/sort.c's bottom-up heapsort in variant v, comparisons
+// and swaps included as the kernel makes them, so that elements that
+// compare equal end where the kernel's sort leaves them.
+func heapSort(x []*Entry, cmp func(a, b *Entry) int, v SortVariant) {
+	n := len(x)
+	a := n / 2
+	if a == 0 {
+		return
+	}
+	parent := func(i int) int { return (i - 1) / 2 }
+	// The classic variant sifts towards the larger child when the
+	// children compare >= 0, the double-pop one when > 0.
+	childLeft := func(c, d int) bool { return cmp(x[c], x[d]) >= 0 }
+	if v == SortDoublePop {
+		childLeft = func(c, d int) bool { return cmp(x[c], x[d]) > 0 }
+	}
+	shift := 0
+	for {
+		switch {
+		case a > 0:
+			a -= 1 << shift
+		case v == SortClassic && n > 1:
+			n--
+			x[0], x[n] = x[n], x[0]
+		case v == SortDoublePop && n > 3:
+			n--
+			x[0], x[n] = x[n], x[0]
+			shift = 0
+			if cmp(x[1], x[2]) <= 0 {
+				shift = 1
+			}
+			a = 1 << shift
+			n--
+			x[a], x[n] = x[n], x[a]
+		default:
+			if v == SortDoublePop {
+				n--
+				x[0], x[n] = x[n], x[0]
+				if n == 2 && cmp(x[0], x[1]) > 0 {
+					x[0], x[1] = x[1], x[0]
+				}
+			}
+			return
+		}
+		b := a
+		var c, d int
+		for {
+			c = 2*b + 1
+			d = c + 1
+			if d >= n {
+				break
+			}
+			if childLeft(c, d) {
+				b = c
+			} else {
+				b = d
+			}
+		}
+		if d == n {
+			b = c
+		}
+		for b != a && cmp(x[a], x[b]) >= 0 {
+			b = parent(b)
+		}
+		c = b
+		for b != a {
+			b = parent(b)
+			x[b], x[c] = x[c], x[b]
+		}
+	}
+}
