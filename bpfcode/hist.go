@@ -59,14 +59,13 @@ type HistVal struct {
 }
 
 // HistValueSize is the value size of a histogram map with n summed
-// fields: the hitcount, the sums, the creation time (for the kernel's
-// table order) and the comm of the task that created the entry.
-func HistValueSize(n int) int { return 8*(n+2) + 16 }
+// fields: the hitcount, the sums and the comm of the task that created
+// the entry (which common_pid.execname prints).
+func HistValueSize(n int) int { return 8*(n+1) + 16 }
 
-// HistCreatedOffset and HistCommOffset locate the creation time and the
-// comm in a value of a histogram with n summed fields.
-func HistCreatedOffset(n int) int { return 8 * (n + 1) }
-func HistCommOffset(n int) int    { return 8 * (n + 2) }
+// HistCommOffset locates the comm in a value of a histogram with n summed
+// fields.
+func HistCommOffset(n int) int { return 8 * (n + 1) }
 
 // HistCountSize is the value size of Maps.HistCounts: {hits, drops}
 // u64s, per CPU.
@@ -144,8 +143,13 @@ func (e *emitter) histStage(size int) error {
 	}
 	e.filterRec = size
 	area := FilterScratch(size)
-	if e.p.ScratchSize < area+HistAreaSize || area+HistAreaSize > 1<<15-1 {
-		return fmt.Errorf("fetchargs: compile: histograms need a scratch value of %d bytes, have %d", area+HistAreaSize, e.p.ScratchSize)
+	need := area + HistAreaSize
+	if e.p.Source != nil {
+		// rBuf is past the source record.
+		need += e.p.SourceSize
+	}
+	if e.p.ScratchSize < need || area+HistAreaSize > 1<<15-1 {
+		return fmt.Errorf("fetchargs: compile: histograms need a scratch value of %d bytes, have %d", need, e.p.ScratchSize)
 	}
 	for _, h := range e.p.Hists {
 		if err := CheckHist(h); err != nil {
@@ -177,7 +181,7 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 			return err
 		}
 	}
-	// Find the entry, or create it with zero sums.
+	// Find the entry, or create it with zero sums and the comm.
 	found := e.newLabel()
 	if err := e.histLookup(h, key); err != nil {
 		return err
@@ -188,8 +192,6 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 		e.emit(zeroDWord(rBuf, val+int16(off)))
 	}
 	e.emit(
-		asm.LoadMem(asm.R1, rBuf, 0, asm.DWord), // the hit's time
-		asm.StoreMem(rBuf, val+int16(HistCreatedOffset(n)), asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, rBuf, 16, asm.DWord), // the comm
 		asm.StoreMem(rBuf, val+int16(HistCommOffset(n)), asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, rBuf, 24, asm.DWord),
@@ -387,7 +389,7 @@ func (e *emitter) histString(fl *filter.Field, dst int16) error {
 			asm.Ja.Label(ok),
 		)
 		e.mark(bad)
-		e.emit(asm.Mov.Imm(asm.R2, 0))
+		e.emit(asm.Mov.Reg(asm.R3, rBuf), asm.Mov.Imm(asm.R2, 0))
 		e.mark(ok)
 	}
 	// bpf_probe_read_kernel_str(key, len+1, str) copies up to len bytes

@@ -285,6 +285,15 @@ func (r *Registry) SetEnabled(ev *Event, on bool) error {
 	return &WriteError{Errno: syscall.ENODEV}
 }
 
+// SetSoft puts ev in soft mode or takes it out (Event.Soft).
+func (r *Registry) SetSoft(ev *Event, on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.findEvent(ev.Group, ev.Name); e != nil && e.ID == ev.ID {
+		e.Soft = on
+	}
+}
+
 // Truncate is an O_TRUNC open of control file f: it removes every event in
 // the file's scope (kprobe_events: kprobes; dynamic_events: all), or fails
 // with EBUSY and removes nothing when one of them is enabled.
@@ -293,7 +302,7 @@ func (r *Registry) Truncate(f File) error {
 	defer r.mu.Unlock()
 	scope := scopeOf(f)
 	for _, p := range r.probes {
-		if scope.has(p.Event.Kind) && p.Event.Enabled {
+		if scope.has(p.Event.Kind) && (p.Event.Enabled || p.Event.Soft) {
 			return &WriteError{Errno: syscall.EBUSY}
 		}
 	}
@@ -348,7 +357,7 @@ func (r *Registry) freeProbe(p *Probe) syscall.Errno {
 	ev := p.Event
 	// The last probe of an event goes only when the event is neither
 	// enabled nor held by an event probe attached to it.
-	if len(ev.Probes) == 1 && (ev.Enabled || r.referenced(ev)) {
+	if len(ev.Probes) == 1 && (ev.Enabled || ev.Soft || r.referenced(ev)) {
 		return syscall.EBUSY
 	}
 	if ev.Kind == Tprobe && !p.Pending {

@@ -164,8 +164,12 @@ type Event struct {
 	// Attached is the event an event probe reads (nil for other kinds).
 	Attached *Attached
 	Enabled  bool
-	Hits     uint64
-	Misses   uint64
+	// Soft is soft mode: the event has triggers, or is the target of an
+	// enable_event or disable_event trigger. The kernel's probe is then
+	// registered as for an enabled event, which keeps it from removal.
+	Soft   bool
+	Hits   uint64
+	Misses uint64
 	// Filter is the event's filter (events/GROUP/EVENT/filter or record's
 	// --filter), nil when none: the eBPF backend compiles it into the
 	// event's programs.

@@ -29,6 +29,33 @@ type HistBackend interface {
 	HistSymbols() trigger.Symbols
 }
 
+// SoftModer is a backend whose events' removal depends on soft mode
+// (events.Event.Soft).
+type SoftModer interface {
+	SetSoft(group, name string, on bool)
+}
+
+// SetSoft passes an event's soft mode to the registry.
+func (b *RegistryBackend) SetSoft(group, name string, on bool) {
+	if ev := b.R.Event(group, name); ev != nil {
+		b.R.SetSoft(ev, on)
+	}
+}
+
+// syncSoft tells the backend which events are in soft mode, after a
+// change of triggers.
+func (f *FS) syncSoft() {
+	sm, ok := f.b.(SoftModer)
+	if !ok {
+		return
+	}
+	for _, e := range f.events() {
+		if !e.Static {
+			sm.SetSoft(e.Group, e.Name, f.softMode(e))
+		}
+	}
+}
+
 // errnoOf is the errno an error carries, EINVAL when none.
 func errnoOf(err error) syscall.Errno {
 	var errno syscall.Errno
@@ -88,6 +115,7 @@ func (f *FS) clearTriggers(n node) {
 		// what it could not keep, and says so itself.
 		hb.SetTriggers(e.Group, e.Name, l)
 	}
+	f.syncSoft()
 }
 
 // softMode reports whether an event is in soft mode: it has triggers,
@@ -162,6 +190,7 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 		delete(f.triggers, k)
 	}
 	f.mu.Unlock()
+	f.syncSoft()
 	f.logErrors(r.Logs)
 	if r.Errno != 0 {
 		return 0, r.Errno

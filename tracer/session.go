@@ -71,6 +71,8 @@ type Session struct {
 	groups []*Group
 	next   uint32 // the index of the next probe attached
 	reaper *Reaper
+	// histFree are the HistCounts slots no histogram uses.
+	histFree []uint32
 }
 
 // Group is the probes one Open or Attach attached, with their programs and
@@ -181,6 +183,41 @@ func (s *Session) Attach(evs []*events.Event) (*Group, error) {
 	}
 	if int(first)+len(plan.Probes) > s.cfg.Capacity {
 		return nil, fmt.Errorf("tracer: attaching %d more probes would exceed the session's capacity of %d: %w", len(plan.Probes), s.cfg.Capacity, syscall.ENOSPC)
+	}
+	return s.attachPlan(plan)
+}
+
+// EventOptions are what AttachEvent adds to an event's programs.
+type EventOptions struct {
+	// Hists are the histograms the event's hits count into (its active
+	// hist triggers).
+	Hists []*Hist
+	// NoTrace: the event is in soft mode; its hits count into Hists and
+	// are not traced.
+	NoTrace bool
+}
+
+// AttachEvent is Attach for one event whose programs also count into
+// histograms, or only count (EventOptions.NoTrace).
+func (s *Session) AttachEvent(ev *events.Event, o EventOptions) (*Group, error) {
+	if s.cfg.Capacity == 0 {
+		return nil, fmt.Errorf("tracer: the session was opened for a fixed set of probes")
+	}
+	s.mu.Lock()
+	first := s.next
+	s.mu.Unlock()
+	plan, err := NewPlan([]*events.Event{ev}, s.cfg.planOptions(first))
+	if err != nil {
+		return nil, err
+	}
+	if int(first)+len(plan.Probes) > s.cfg.Capacity {
+		return nil, fmt.Errorf("tracer: attaching %d more probes would exceed the session's capacity of %d: %w", len(plan.Probes), s.cfg.Capacity, syscall.ENOSPC)
+	}
+	for _, pr := range plan.Probes {
+		for _, h := range o.Hists {
+			pr.Hists = append(pr.Hists, h.Spec)
+		}
+		pr.NoTrace = o.NoTrace
 	}
 	return s.attachPlan(plan)
 }

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/grammar"
 )
 
@@ -52,9 +53,21 @@ type HistField struct {
 	Size    int
 	// Signed: the event field is signed (keys compare as signed numbers).
 	Signed bool
+	// Field is the event field read (nil for common_cpu,
+	// common_timestamp, hitcount and the stacktrace).
+	Field *filter.Field
 	// legacy prints the stacktrace key as 6.1 does ("stacktrace").
 	legacy bool
 }
+
+// IsCPU, IsStacktrace and IsTimestamp tell the fields that are no event
+// field (common_cpu, the stack trace, common_timestamp); Log2 and Usecs
+// report the .log2 and .usecs modifiers.
+func (f *HistField) IsCPU() bool        { return f.Flags&flCPU != 0 }
+func (f *HistField) IsStacktrace() bool { return f.Flags&flStacktrace != 0 }
+func (f *HistField) IsTimestamp() bool  { return f.Flags&flTimestamp != 0 }
+func (f *HistField) Log2() bool         { return f.Flags&flLog2 != 0 }
+func (f *HistField) Usecs() bool        { return f.Flags&flUsecs != 0 }
 
 // print is hist_field_print.
 func (f *HistField) print(b *strings.Builder) {

@@ -184,6 +184,7 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 		f.Name = fl.Name
 		f.Size = fl.Size
 		f.Signed = fl.Signed
+		f.Field = fl
 		if fl.IsString() && fl.Class != filter.PtrString {
 			f.Flags |= flString
 			f.Size = filter.MaxStringLen

@@ -59,10 +59,6 @@ type Entry struct {
 	// Comm is the command of the task whose hit created the entry
 	// ("<idle>" for the idle task), which common_pid.execname prints.
 	Comm string
-	// Created orders the entries by creation: the kernel's table places a
-	// key whose hash slot is taken in the next free one, so the order in
-	// which keys arrived decides where they are listed.
-	Created uint64
 }
 
 // Table is a histogram's state: its entries and totals.
@@ -92,8 +88,8 @@ func (t *Trigger) Text(tab *Table, syms Symbols, d SortVariant) string {
 	n := 0
 	if tab != nil {
 		h := t.Hist
-		slots, keySize := h.KeyLayout()
-		entries := h.order(tab.Entries, keySize, d)
+		slots, _ := h.KeyLayout()
+		entries := h.order(tab.Entries, d)
 		for _, e := range entries {
 			h.printEntry(&b, e, slots, syms)
 		}
@@ -217,22 +213,20 @@ const (
 	SortDoublePop
 )
 
-// order is tracing_map_sort_entries: the entries in the table's slot
-// order, put through merge_dups's sort, then sorted by the first sort
-// key and runs of equal first keys by the second.
-func (h *Hist) order(entries []Entry, keySize int, v SortVariant) []*Entry {
-	list := h.slotOrder(entries, keySize)
+// order is tracing_map_sort_entries: detect_dups first sorts the entries
+// by their key's bytes (memcmp; keys are unique, so the table's own order
+// no longer matters), then they are sorted by the first sort key and runs
+// of equal first keys by the second, with the kernel's heapsort, which
+// decides where entries that compare equal end.
+func (h *Hist) order(entries []Entry, v SortVariant) []*Entry {
+	list := make([]*Entry, len(entries))
+	for i := range entries {
+		list[i] = &entries[i]
+	}
 	if len(list) < 2 {
 		return list
 	}
-	// merge_dups sorts with a comparison that only tells equal keys
-	// from different ones; keys are unique here, but the sort moves them.
-	heapSort(list, func(a, b *Entry) int {
-		if bytes.Equal(a.Key, b.Key) {
-			return 0
-		}
-		return 1
-	}, v)
+	slices.SortFunc(list, func(a, b *Entry) int { return bytes.Compare(a.Key, b.Key) })
 	keys := h.sorts
 	if len(keys) == 0 {
 		keys = []sortKey{{idx: 0}}
@@ -347,98 +341,6 @@ func cstr(key []byte, s KeySlot) []byte {
 		str = str[:i]
 	}
 	return str
-}
-
-// slotOrder lists the entries as tracing_map_sort_entries finds them: by
-// slot of the kernel's open-addressing table of 2 × size slots, each key
-// in the first free slot from its hash's, keys placed in creation order.
-func (h *Hist) slotOrder(entries []Entry, keySize int) []*Entry {
-	byAge := make([]*Entry, len(entries))
-	for i := range entries {
-		byAge[i] = &entries[i]
-	}
-	slices.SortStableFunc(byAge, func(a, b *Entry) int { return cmpU64(a.Created, b.Created) })
-	bits := h.Bits + 1
-	slots := make([]*Entry, 1<<bits)
-	mask := len(slots) - 1
-	for _, e := range byAge {
-		key := make([]byte, keySize)
-		copy(key, e.Key)
-		hash := jhash(key, 0)
-		if hash == 0 {
-			hash = 1
-		}
-		for idx := int(hash >> (32 - bits)); ; idx++ {
-			idx &= mask
-			if slots[idx] == nil {
-				slots[idx] = e
-				break
-			}
-		}
-	}
-	out := make([]*Entry, 0, len(entries))
-	for _, e := range slots {
-		if e != nil {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// jhash is the kernel's jhash() (Bob Jenkins' lookup3 over bytes, read as
-// little-endian words).
-func jhash(k []byte, initval uint32) uint32 {
-	rol := func(x uint32, n uint) uint32 { return x<<n | x>>(32-n) }
-	length := uint32(len(k))
-	a := 0xdeadbeef + length + initval
-	b, c := a, a
-	for len(k) > 12 {
-		a += binary.LittleEndian.Uint32(k)
-		b += binary.LittleEndian.Uint32(k[4:])
-		c += binary.LittleEndian.Uint32(k[8:])
-		a -= c
-		a ^= rol(c, 4)
-		c += b
-		b -= a
-		b ^= rol(a, 6)
-		a += c
-		c -= b
-		c ^= rol(b, 8)
-		b += a
-		a -= c
-		a ^= rol(c, 16)
-		c += b
-		b -= a
-		b ^= rol(a, 19)
-		a += c
-		c -= b
-		c ^= rol(b, 4)
-		b += a
-		k = k[12:]
-	}
-	if len(k) == 0 {
-		return c
-	}
-	var tail [12]byte
-	copy(tail[:], k)
-	a += binary.LittleEndian.Uint32(tail[0:])
-	b += binary.LittleEndian.Uint32(tail[4:])
-	c += binary.LittleEndian.Uint32(tail[8:])
-	c ^= b
-	c -= rol(b, 14)
-	a ^= c
-	a -= rol(c, 11)
-	b ^= a
-	b -= rol(a, 25)
-	c ^= b
-	c -= rol(b, 16)
-	a ^= c
-	a -= rol(c, 4)
-	b ^= a
-	b -= rol(a, 14)
-	c ^= b
-	c -= rol(b, 24)
-	return c
 }
 
 // heapSort is lib/sort.c's bottom-up heapsort in variant v, comparisons

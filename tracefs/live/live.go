@@ -61,6 +61,8 @@ type Backend struct {
 	// static traces the kernel's static events (static.go); nil until
 	// the first is enabled. Guarded by mu.
 	static *staticTracer
+	// hists are the events' histograms (hist.go). Guarded by mu.
+	hists histState
 }
 
 // evID names one event for as long as it exists: its serial, which no
@@ -136,6 +138,7 @@ func New(reg *events.Registry, m *kernel.Model, warn io.Writer) *Backend {
 		warn:            warn,
 		live:            map[evID]*tracer.Group{},
 		done:            map[evID]counts{},
+		hists:           newHistState(),
 	}
 }
 
@@ -172,7 +175,8 @@ func (b *Backend) session() (*tracer.Session, error) {
 
 // SetEnabled attaches an event before marking it enabled and marks it
 // disabled before detaching it; a failed attach leaves nothing attached
-// and the event disabled.
+// and the event disabled. An event with active hist triggers stays
+// attached while disabled, counting without tracing (soft mode).
 func (b *Backend) SetEnabled(group, name string, on bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -185,29 +189,43 @@ func (b *Backend) SetEnabled(group, name string, on bool) error {
 	if ev.Enabled == on || ev.Kind == events.Synthetic {
 		return b.R.SetEnabled(ev, on)
 	}
-	key := evID{ev.Group, ev.Name, ev.Serial}
 	if !on {
 		if err := b.R.SetEnabled(ev, false); err != nil {
 			return err
 		}
-		b.detach(key)
+		return b.reattach(ev, false)
+	}
+	if err := b.reattach(ev, true); err != nil {
+		return err
+	}
+	if err := b.R.SetEnabled(ev, true); err != nil {
+		b.reattach(ev, false)
+		return err
+	}
+	return nil
+}
+
+// reattach detaches ev's programs and, when it is traced or has active
+// hist triggers, attaches new ones that count its histograms and trace
+// it when trace is set. Called with mu held.
+func (b *Backend) reattach(ev *events.Event, trace bool) error {
+	key := evID{ev.Group, ev.Name, ev.Serial}
+	b.detach(key)
+	hists := b.activeHists(key)
+	if !trace && len(hists) == 0 {
 		return nil
 	}
 	sess, err := b.session()
 	var g *tracer.Group
 	if err == nil {
-		g, err = sess.Attach([]*events.Event{ev})
+		g, err = sess.AttachEvent(ev, tracer.EventOptions{Hists: hists, NoTrace: !trace})
 	}
 	if err != nil {
 		errno := attachErrno(err)
 		if b.warn != nil {
-			fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", group, name, err)
+			fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", ev.Group, ev.Name, err)
 		}
-		return fmt.Errorf("attach %s/%s: %w", group, name, errno)
-	}
-	if err := b.R.SetEnabled(ev, true); err != nil {
-		g.Detach()
-		return err
+		return fmt.Errorf("attach %s/%s: %w", ev.Group, ev.Name, errno)
 	}
 	b.smu.Lock()
 	b.live[key] = g
@@ -328,6 +346,19 @@ func (b *Backend) Close() {
 			b.SetEnabled(e.Group, e.Name, false)
 		}
 	}
+	// Events in soft mode, then their histograms.
+	b.mu.Lock()
+	b.smu.Lock()
+	var keys []evID
+	for key := range b.live {
+		keys = append(keys, key)
+	}
+	b.smu.Unlock()
+	for _, key := range keys {
+		b.detach(key)
+	}
+	b.closeHists()
+	b.mu.Unlock()
 	b.smu.Lock()
 	sess, stop, done := b.sess, b.pumpStop, b.pumpDone
 	b.sess = nil
@@ -362,13 +393,16 @@ func (b *Backend) SetFilter(group, name string, f *filter.Filter) error {
 		b.mu.Unlock()
 		return err
 	}
-	enabled := ev.Enabled
-	b.mu.Unlock()
-	if !enabled {
+	defer b.mu.Unlock()
+	// The registry's event now has the filter.
+	if ev = b.R.Event(group, name); ev == nil {
+		return syscall.ENOENT
+	}
+	b.smu.Lock()
+	attached := b.live[evID{ev.Group, ev.Name, ev.Serial}] != nil
+	b.smu.Unlock()
+	if !attached {
 		return nil
 	}
-	if err := b.SetEnabled(group, name, false); err != nil {
-		return err
-	}
-	return b.SetEnabled(group, name, true)
+	return b.reattach(ev, ev.Enabled)
 }

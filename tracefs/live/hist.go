@@ -1,0 +1,200 @@
+package live
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/events"
+	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/ktrace-dev/ktrace/tracer"
+	"github.com/ktrace-dev/ktrace/trigger"
+)
+
+// Hist triggers on the backend's events are counted by the events'
+// programs (tracer.Hist): an event with active hist triggers is attached
+// even while disabled, in soft mode, as the kernel enables it, and its
+// hist file is read from the histograms' maps.
+
+// histState is the backend's histograms.
+type histState struct {
+	// of maps each hist trigger to its histogram; triggers with one name=
+	// share one (named).
+	of    map[*trigger.Trigger]*tracer.Hist
+	named map[string]*namedHist
+	// clears is the trigger's Clears count the histogram has honoured.
+	clears map[*trigger.Trigger]int
+	// events lists each event's hist triggers, in list order.
+	events map[evID][]*trigger.Trigger
+}
+
+type namedHist struct {
+	h    *tracer.Hist
+	refs int
+}
+
+func newHistState() histState {
+	return histState{
+		of:     map[*trigger.Trigger]*tracer.Hist{},
+		named:  map[string]*namedHist{},
+		clears: map[*trigger.Trigger]int{},
+		events: map[evID][]*trigger.Trigger{},
+	}
+}
+
+var _ tracefs.HistBackend = (*Backend)(nil)
+
+// SetTriggers gives the histograms of an event's hist triggers to its
+// programs: new triggers get a histogram, removed ones lose theirs,
+// "clear" empties one, and the event is attached again with its active
+// (not paused) histograms.
+func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var list []*trigger.Trigger
+	for _, t := range l.Triggers {
+		if t.Hist != nil {
+			list = append(list, t)
+		}
+	}
+	ev := b.R.Event(group, name)
+	if ev == nil {
+		if len(list) == 0 {
+			return nil
+		}
+		return b.refuse(group, name, fmt.Errorf("hist triggers on the kernel's own events: %w", tracer.ErrNotSupported))
+	}
+	if ev.Kind == events.Synthetic {
+		// A synthetic event fires only from hist actions, which ktrace
+		// does not run: its histograms stay empty, as they would be.
+		return nil
+	}
+	key := evID{ev.Group, ev.Name, ev.Serial}
+	st := &b.hists
+	sess, err := b.session()
+	if err != nil {
+		return b.refuse(group, name, err)
+	}
+	var made []*trigger.Trigger
+	undo := func() {
+		for _, t := range made {
+			st.release(t)
+		}
+	}
+	for _, t := range list {
+		if st.of[t] != nil {
+			continue
+		}
+		if n := st.named[t.Hist.Name]; t.Hist.Name != "" && n != nil {
+			n.refs++
+			st.of[t] = n.h
+		} else {
+			h, err := sess.NewHist(t)
+			if err != nil {
+				undo()
+				return b.refuse(group, name, err)
+			}
+			st.of[t] = h
+			if t.Hist.Name != "" {
+				st.named[t.Hist.Name] = &namedHist{h: h, refs: 1}
+			}
+		}
+		st.clears[t] = t.Clears
+		made = append(made, t)
+	}
+	old := st.events[key]
+	st.events[key] = list
+	if err := b.reattach(ev, ev.Enabled); err != nil {
+		st.events[key] = old
+		undo()
+		b.reattach(ev, ev.Enabled)
+		return err
+	}
+	keep := map[*trigger.Trigger]bool{}
+	for _, t := range list {
+		keep[t] = true
+		if t.Clears != st.clears[t] {
+			st.clears[t] = t.Clears
+			if err := st.of[t].Clear(); err != nil && b.warn != nil {
+				fmt.Fprintf(b.warn, "ktrace: %s/%s: %v\n", group, name, err)
+			}
+		}
+	}
+	for _, t := range old {
+		if !keep[t] {
+			st.release(t)
+		}
+	}
+	if len(list) == 0 {
+		delete(st.events, key)
+	}
+	return nil
+}
+
+// refuse says on stderr why an event's triggers cannot be counted, and
+// fails the write.
+func (b *Backend) refuse(group, name string, err error) error {
+	if b.warn != nil {
+		fmt.Fprintf(b.warn, "ktrace: trigger %s/%s: %v\n", group, name, err)
+	}
+	return fmt.Errorf("trigger %s/%s: %w", group, name, syscall.EINVAL)
+}
+
+// release drops trigger t's histogram (the last user of a named one
+// closes it). Its programs must be detached.
+func (st *histState) release(t *trigger.Trigger) {
+	h := st.of[t]
+	if h == nil {
+		return
+	}
+	delete(st.of, t)
+	delete(st.clears, t)
+	if n := st.named[t.Hist.Name]; t.Hist.Name != "" && n != nil && n.h == h {
+		if n.refs--; n.refs > 0 {
+			return
+		}
+		delete(st.named, t.Hist.Name)
+	}
+	h.Close()
+}
+
+// activeHists are the histograms an event's programs count into: its hist
+// triggers that are not paused. Called with mu held.
+func (b *Backend) activeHists(key evID) []*tracer.Hist {
+	var out []*tracer.Hist
+	for _, t := range b.hists.events[key] {
+		if h := b.hists.of[t]; h != nil && !t.Paused {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// HistTable reads the histogram of hist trigger t.
+func (b *Backend) HistTable(group, name string, t *trigger.Trigger) *trigger.Table {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h := b.hists.of[t]
+	if h == nil {
+		return nil
+	}
+	tab, err := h.Table()
+	if err != nil {
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: hist %s/%s: %v\n", group, name, err)
+		}
+		return nil
+	}
+	return tab
+}
+
+// HistSymbols resolves .sym keys through the kernel model.
+func (b *Backend) HistSymbols() trigger.Symbols { return b.model.LookupAddr }
+
+// closeHists releases every histogram; the programs are detached. Called
+// with mu held.
+func (b *Backend) closeHists() {
+	for t := range b.hists.of {
+		b.hists.release(t)
+	}
+	b.hists = newHistState()
+}
