@@ -24,8 +24,10 @@ type Hist struct {
 	// HistValueSize(len(Vals))-byte values, whose max_entries is the
 	// trigger's size (a full table drops new keys, as the kernel's does).
 	Map asm.FDer
-	// Index is the histogram's slot in Maps.HistCounts.
-	Index   uint32
+	// Counts is a BPF_MAP_TYPE_PERCPU_ARRAY of one entry, {hits, drops
+	// uint64} (HistCountSize): the hits that found or created an entry,
+	// and those whose new key did not fit.
+	Counts  asm.FDer
 	KeySize int
 	Keys    []HistKey
 	Vals    []HistVal
@@ -67,8 +69,8 @@ func HistValueSize(n int) int { return 8*(n+1) + 16 }
 // fields.
 func HistCommOffset(n int) int { return 8 * (n + 1) }
 
-// HistCountSize is the value size of Maps.HistCounts: {hits, drops}
-// u64s, per CPU.
+// HistCountSize is the value size of Hist.Counts: {hits, drops} u64s,
+// per CPU.
 const HistCountSize = 16
 
 // HistScratch is the scratch value a probe whose record has size bytes
@@ -86,6 +88,9 @@ var ErrHistUnsupported = errors.New("hist trigger not supported by the eBPF back
 
 // CheckHist reports whether the hist stage can count h.
 func CheckHist(h *Hist) error {
+	if h.Map == nil || h.Counts == nil {
+		return fmt.Errorf("histogram without its maps: %w", ErrHistUnsupported)
+	}
 	if h.KeySize <= 0 || h.KeySize > 384 || h.KeySize%8 != 0 {
 		return fmt.Errorf("key of %d bytes: %w", h.KeySize, ErrHistUnsupported)
 	}
@@ -138,9 +143,6 @@ func CheckHist(h *Hist) error {
 // histStage emits the updates of every histogram of the probe, for the
 // record of size bytes at rBuf.
 func (e *emitter) histStage(size int) error {
-	if e.maps.HistCounts == nil {
-		return fmt.Errorf("fetchargs: compile: histograms without a counts map")
-	}
 	e.filterRec = size
 	area := FilterScratch(size)
 	need := area + HistAreaSize
@@ -270,8 +272,8 @@ func (e *emitter) histLookup(h *Hist, key int16) error {
 
 // histCount adds 1 to h's hits (field 0) or drops (field 8), this CPU's.
 func (e *emitter) histCount(h *Hist, field int16) error {
-	e.emit(asm.StoreImm(asm.R10, stkKey, int64(h.Index), asm.Word))
-	if err := e.lookup(e.maps.HistCounts, stkKey); err != nil {
+	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+	if err := e.lookup(h.Counts, stkKey); err != nil {
 		return err
 	}
 	skip := e.newLabel()

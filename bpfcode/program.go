@@ -33,10 +33,6 @@ type Maps struct {
 	// the processes a ProbeProgram.Follow program records: those whose
 	// value is 1. It may be nil when no program follows.
 	Follow asm.FDer
-	// HistCounts (BPF_MAP_TYPE_PERCPU_ARRAY keyed by Hist.Index, value
-	// {hits, drops uint64}) counts each histogram's hits and drops. It
-	// may be nil when no program has histograms.
-	HistCounts asm.FDer
 	// Probes (BPF_MAP_TYPE_ARRAY keyed by probe index, value ProbeInfo)
 	// gives programs shared by several probes (ProbeProgram.Cookie) each
 	// probe's event ID and IP. It may be nil when no program is shared.

@@ -133,11 +133,6 @@ type Dialect struct {
 	// .percent and .graph value modifiers, and refuse .log2, .buckets,
 	// .sym, .sym-offset and .syscall on values (Linux 6.3). 6.12: yes.
 	HistNoHitcount bool
-	// HeapSortDoublePop: lib/sort.c's heapsort pops two elements per
-	// round (Linux 6.11), which orders hist entries that sort equal
-	// differently (trigger.SortDoublePop). Measured in the VM: 6.12:
-	// yes; 6.1: no.
-	HeapSortDoublePop bool
 
 	// messages overrides the newest upstream message text of a code.
 	messages map[Code]string
@@ -208,7 +203,6 @@ var dialects = []*Dialect{
 		FilterStacktrace:   true,
 		TriggerFilterLog:   true,
 		HistNoHitcount:     true,
-		HeapSortDoublePop:  true,
 		EprobeSystemPrefix: true,
 		messages: map[Code]string{
 			ErrBadVar:       "Invalid $-valiable specified",

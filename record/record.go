@@ -58,6 +58,10 @@ type Options struct {
 	// Export, when set, is given every printed record too, on the ring
 	// buffer reader: it must neither block nor keep r.
 	Export func(d *tracer.Decoder, r *tracer.Record)
+	// Triggers are hist triggers (ParseTriggers) counted by the
+	// events' programs; their hist files are written to Out once the
+	// recording ends, as the running kernel prints them.
+	Triggers []*Triggers
 	// Counters, when set, is called once the probes are attached with a
 	// function that reads the recording's counters, from any goroutine;
 	// once Run has returned, that function keeps answering the final
@@ -103,18 +107,24 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// first defence) go before anything is attached.
 	tracer.CleanStale("")
 	attachStart := time.Now()
+	hists, err := openHists(o.Triggers)
+	if err != nil {
+		return nil, err
+	}
+	defer closeHists(o.Triggers)
 	// ktrace's own hits (reading the ring, writing this output) are
 	// dropped in the kernel, before they take ring buffer space.
 	sess, err := tracer.Open(tracer.Config{
-		Model:       o.Model,
-		Events:      o.Events,
-		KprobeMulti: o.Model.Config("CONFIG_FPROBE") == "y",
-		IgnoreTgid:  os.Getpid(),
-		OnlyPid:     o.Pid,
-		Follow:      o.Follow,
-		RingSize:    o.RingSize,
-		Ring:        o.Ring,
-		Reaper:      o.Reaper,
+		Model:        o.Model,
+		Events:       o.Events,
+		KprobeMulti:  o.Model.Config("CONFIG_FPROBE") == "y",
+		IgnoreTgid:   os.Getpid(),
+		OnlyPid:      o.Pid,
+		Follow:       o.Follow,
+		RingSize:     o.RingSize,
+		Ring:         o.Ring,
+		Reaper:       o.Reaper,
+		EventOptions: hists,
 	})
 	if err != nil {
 		return nil, err
@@ -249,6 +259,17 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	sum.Elapsed = time.Since(start)
 	sum.count(sess, printed)
+	if len(o.Triggers) > 0 {
+		if o.JSON {
+			err = writeHistsJSON(w, o.Triggers, o.Model)
+		} else {
+			err = writeHists(w, o.Triggers, o.Model)
+		}
+		w.Flush()
+		if err != nil {
+			return sum, err
+		}
+	}
 	return sum, nil
 }
 

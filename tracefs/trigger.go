@@ -27,6 +27,9 @@ type HistBackend interface {
 	HistTable(group, name string, t *trigger.Trigger) *trigger.Table
 	// HistSymbols resolves the addresses of .sym and .sym-offset keys.
 	HistSymbols() trigger.Symbols
+	// HistSort is the running kernel's sort, which orders entries that
+	// sort equal.
+	HistSort() trigger.SortVariant
 }
 
 // SoftModer is a backend whose events' removal depends on soft mode
@@ -68,17 +71,14 @@ func errnoOf(err error) syscall.Errno {
 // histText is the event's hist file.
 func (f *FS) histText(e EventInfo) string {
 	l := f.triggerList(e)
-	v := trigger.SortClassic
-	if f.dialect().HeapSortDoublePop {
-		v = trigger.SortDoublePop
-	}
 	hb, ok := f.b.(HistBackend)
 	if !ok {
-		return l.HistText(nil, nil, v)
+		// No histogram has entries: the order does not matter.
+		return l.HistText(nil, nil, trigger.SortClassic)
 	}
 	return l.HistText(func(t *trigger.Trigger) *trigger.Table {
 		return hb.HistTable(e.Group, e.Name, t)
-	}, hb.HistSymbols(), v)
+	}, hb.HistSymbols(), hb.HistSort())
 }
 
 // triggerList returns the event's trigger list (an empty one when it has

@@ -12,76 +12,53 @@ import (
 	"github.com/ktrace-dev/ktrace/trigger"
 )
 
-// Histograms: the hist triggers of events a session traces, counted by
-// the events' programs into BPF hash maps (bpfcode's hist stage) and read
-// back as trigger tables.
+// Histograms: the hist triggers of traced events, counted by the events'
+// programs into BPF hash maps (bpfcode's hist stage) and read back as
+// trigger tables.
 
-// maxHists bounds the histograms of one session (the HistCounts map's
-// entries).
-const maxHists = 1024
-
-// Hist is one histogram of a session: its map, and the program part that
-// counts into it (Spec, given to AttachEvent).
+// Hist is one histogram: its maps, and the program part that counts into
+// them (Spec, given to Config.EventOptions or AttachEvent).
 type Hist struct {
-	s     *Session
-	m     *ebpf.Map
-	index uint32
-	nvals int
+	m, counts *ebpf.Map
+	nvals     int
 	// Spec is what a probe's program needs to count into the histogram.
 	Spec *bpfcode.Hist
 }
 
 // NewHist makes the histogram of hist trigger t of an event: an empty
-// table of the trigger's size, keyed and summed as the trigger says.
-func (s *Session) NewHist(t *trigger.Trigger) (*Hist, error) {
+// table of the trigger's size, keyed and summed as the trigger says. Its
+// maps live until Close.
+func NewHist(t *trigger.Trigger) (h *Hist, err error) {
 	spec, err := histSpec(t)
 	if err != nil {
 		return nil, err
 	}
-	if err := bpfcode.CheckHist(spec); err != nil {
-		return nil, fmt.Errorf("tracer: %s: %w", t.Line(), err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.maps == nil {
-		return nil, fmt.Errorf("tracer: session closed")
-	}
-	if s.maps.HistCounts == nil {
-		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_histc", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.HistCountSize, MaxEntries: maxHists})
+	h = &Hist{nvals: len(spec.Vals), Spec: spec}
+	defer func() {
 		if err != nil {
-			return nil, fmt.Errorf("tracer: creating map ktrace_histc: %w", err)
+			h.Close()
 		}
-		s.maps.HistCounts = m
-		s.histFree = nil
-		for i := maxHists - 1; i >= 0; i-- {
-			s.histFree = append(s.histFree, uint32(i))
-		}
+	}()
+	if h.counts, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_histc", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.HistCountSize, MaxEntries: 1}); err != nil {
+		return nil, fmt.Errorf("tracer: creating a histogram's counts: %w", err)
 	}
-	if len(s.histFree) == 0 {
-		return nil, fmt.Errorf("tracer: more than %d histograms", maxHists)
-	}
-	m, err := ebpf.NewMap(&ebpf.MapSpec{
+	if h.m, err = ebpf.NewMap(&ebpf.MapSpec{
 		Name:       "ktrace_hist",
 		Type:       ebpf.Hash,
 		KeySize:    uint32(spec.KeySize),
 		ValueSize:  uint32(bpfcode.HistValueSize(len(spec.Vals))),
 		MaxEntries: uint32(t.Hist.Size()),
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, fmt.Errorf("tracer: creating a histogram map: %w", err)
 	}
-	index := s.histFree[len(s.histFree)-1]
-	s.histFree = s.histFree[:len(s.histFree)-1]
-	h := &Hist{s: s, m: m, index: index, nvals: len(spec.Vals), Spec: spec}
-	spec.Map, spec.Index = m, index
-	if err := h.resetCounts(); err != nil {
-		h.Close()
-		return nil, err
+	spec.Map, spec.Counts = h.m, h.counts
+	if err := bpfcode.CheckHist(spec); err != nil {
+		return nil, fmt.Errorf("tracer: %s: %w", t.Line(), err)
 	}
 	return h, nil
 }
 
-// histSpec is the hist stage's view of hist trigger t.
+// histSpec is the hist stage's view of hist trigger t, without its maps.
 func histSpec(t *trigger.Trigger) (*bpfcode.Hist, error) {
 	h := t.Hist
 	if h == nil {
@@ -131,7 +108,7 @@ func (h *Hist) resetCounts() error {
 	if err != nil {
 		return fmt.Errorf("tracer: possible CPUs: %w", err)
 	}
-	if err := h.s.maps.HistCounts.Put(h.index, make([][2]uint64, cpus)); err != nil {
+	if err := h.counts.Put(uint32(0), make([][2]uint64, cpus)); err != nil {
 		return fmt.Errorf("tracer: histogram counts: %w", err)
 	}
 	return nil
@@ -141,7 +118,7 @@ func (h *Hist) resetCounts() error {
 func (h *Hist) Table() (*trigger.Table, error) {
 	tab := &trigger.Table{}
 	var per [][2]uint64
-	if err := h.s.maps.HistCounts.Lookup(h.index, &per); err != nil {
+	if err := h.counts.Lookup(uint32(0), &per); err != nil {
 		return nil, fmt.Errorf("tracer: histogram counts: %w", err)
 	}
 	for _, c := range per {
@@ -192,16 +169,15 @@ func (h *Hist) Clear() error {
 	return nil
 }
 
-// Close releases the histogram; programs that count into it must be
-// detached first.
+// Close releases the histogram's maps; the programs that count into them
+// keep them until they are detached.
 func (h *Hist) Close() error {
-	if h.m == nil {
-		return nil
+	var errs []error
+	for _, m := range []**ebpf.Map{&h.m, &h.counts} {
+		if *m != nil {
+			errs = append(errs, (*m).Close())
+			*m = nil
+		}
 	}
-	err := h.m.Close()
-	h.m = nil
-	h.s.mu.Lock()
-	h.s.histFree = append(h.s.histFree, h.index)
-	h.s.mu.Unlock()
-	return err
+	return errors.Join(errs...)
 }

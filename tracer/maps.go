@@ -14,9 +14,6 @@ type Maps struct {
 	Ring, Scratch, Counters, EntryDepth, EntryData, Probes *ebpf.Map
 	// Follow is the process tree of record --follow (nil without it).
 	Follow *ebpf.Map
-	// HistCounts holds the histograms' hits and drops (nil until the
-	// first histogram, Session.NewHist).
-	HistCounts *ebpf.Map
 }
 
 // The default ring buffer holds a burst of BurstEvents of the recording's
@@ -120,9 +117,7 @@ func newMaps(p *Plan, ring *ebpf.Map) (*Maps, error) {
 // Compiler returns the compiler's view of the maps.
 func (m *Maps) Compiler() *bpfcode.Maps {
 	fm := &bpfcode.Maps{Ring: m.Ring, Scratch: m.Scratch, Counters: m.Counters, Probes: m.Probes}
-	if m.HistCounts != nil {
-		fm.HistCounts = m.HistCounts
-	}
+
 	if m.Follow != nil {
 		fm.Follow = m.Follow
 	}
@@ -158,7 +153,7 @@ func (m *Maps) CPUCounts(i uint32) ([][2]uint64, error) {
 // Close releases every map.
 func (m *Maps) Close() error {
 	var errs []error
-	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData, m.Probes, m.Follow, m.HistCounts} {
+	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData, m.Probes, m.Follow} {
 		if mp != nil {
 			errs = append(errs, mp.Close())
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
 
+	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
@@ -48,6 +49,9 @@ type Config struct {
 	// this many probes in all, sharing one set of maps, one ring buffer
 	// and one reader. Events may then be empty.
 	Capacity int
+	// EventOptions adds histograms to events of Events, or puts them in
+	// soft mode (see AttachEvent).
+	EventOptions map[*events.Event]EventOptions
 	// Reaper, when set, is the executable (the running ktrace, whose main
 	// calls RunReaperIfAsked) started as a reaper before the first probe
 	// that only tracefs can create is attached, so that such probes go
@@ -71,8 +75,6 @@ type Session struct {
 	groups []*Group
 	next   uint32 // the index of the next probe attached
 	reaper *Reaper
-	// histFree are the HistCounts slots no histogram uses.
-	histFree []uint32
 }
 
 // Group is the probes one Open or Attach attached, with their programs and
@@ -106,6 +108,19 @@ func Open(cfg Config) (s *Session, err error) {
 	}
 	if len(plan.Probes) == 0 && cfg.Capacity == 0 {
 		return nil, fmt.Errorf("tracer: no probes to attach")
+	}
+	for _, pr := range plan.Probes {
+		pr.setOptions(cfg.EventOptions[pr.Event])
+		if len(pr.Hists) > 0 {
+			need := bpfcode.HistScratch(pr.Layout.RecordSize())
+			if pr.Source != nil {
+				need += bpfcode.SourceAreaSize(pr.Source.Layout)
+			}
+			if need > maxScratch {
+				return nil, fmt.Errorf("tracer: %s/%s: its record is too large for a histogram", pr.Event.Group, pr.Event.Name)
+			}
+			plan.ScratchSize = max(plan.ScratchSize, need)
+		}
 	}
 	if cfg.Capacity > 0 && len(plan.Probes) > cfg.Capacity {
 		return nil, fmt.Errorf("tracer: %d probes exceed the session's capacity of %d", len(plan.Probes), cfg.Capacity)
@@ -214,12 +229,18 @@ func (s *Session) AttachEvent(ev *events.Event, o EventOptions) (*Group, error) 
 		return nil, fmt.Errorf("tracer: attaching %d more probes would exceed the session's capacity of %d: %w", len(plan.Probes), s.cfg.Capacity, syscall.ENOSPC)
 	}
 	for _, pr := range plan.Probes {
-		for _, h := range o.Hists {
-			pr.Hists = append(pr.Hists, h.Spec)
-		}
-		pr.NoTrace = o.NoTrace
+		pr.setOptions(o)
 	}
 	return s.attachPlan(plan)
+}
+
+// setOptions gives the probe its event's histograms and soft mode.
+func (pr *Probe) setOptions(o EventOptions) {
+	pr.Hists = nil
+	for _, h := range o.Hists {
+		pr.Hists = append(pr.Hists, h.Spec)
+	}
+	pr.NoTrace = o.NoTrace
 }
 
 // attachPlan compiles and attaches plan's probes as a new group. Its

@@ -213,6 +213,15 @@ const (
 	SortDoublePop
 )
 
+// SortFor is the heapsort of Linux major.minor: the double-pop one from
+// 6.11 (measured in the VM: 6.1.192 classic, 6.12.95 double-pop).
+func SortFor(major, minor int) SortVariant {
+	if major > 6 || (major == 6 && minor >= 11) {
+		return SortDoublePop
+	}
+	return SortClassic
+}
+
 // order is tracing_map_sort_entries: detect_dups first sorts the entries
 // by their key's bytes (memcmp; keys are unique, so the table's own order
 // no longer matters), then they are sorted by the first sort key and runs

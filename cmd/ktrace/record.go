@@ -30,6 +30,7 @@ type recordOpts struct {
 	file     string
 	bufSize  string
 	filter   string
+	triggers []string
 	export   string
 	metrics  string
 }
@@ -57,6 +58,7 @@ func newRecordCmd(g *globals) *cobra.Command {
 	f.BoolVar(&o.follow, "follow", false, "only events of CMD's process tree")
 	f.StringVarP(&o.file, "write", "w", "", "write the events to FILE instead of stdout")
 	f.StringVar(&o.filter, "filter", "", "an event filter (the kernel's filter language) for every event of the command line, run in the events' eBPF programs")
+	f.StringArrayVar(&o.triggers, "trigger", nil, "a hist trigger for an event of the recording, GROUP/EVENT:hist:..., as written to events/GROUP/EVENT/trigger; counted in the event's eBPF programs, its hist file printed at the end (repeatable)")
 	f.StringVar(&o.export, "export", "", "also send every event as an OTLP log record, and the counters as OTLP metrics: otlp (configured by the OTEL_EXPORTER_OTLP_* variables)")
 	f.StringVar(&o.metrics, "metrics-addr", "", "serve per-event hits and misses and lost events for Prometheus at http://HOST:PORT/metrics while recording")
 	f.StringVar(&o.bufSize, "buffer-size", "", "ring buffer size, a power of two with an optional K, M or G suffix (default: what holds a burst of 200,000 of the events, up to 64M)")
@@ -111,6 +113,15 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 			return failf(exitRejected, "record: --filter: %v", err)
 		}
 	}
+	trigs, err := record.ParseTriggers(evs, o.triggers, s.env.model, s.Reg.Dialect())
+	if err != nil {
+		var te *record.TriggerError
+		if errors.As(err, &te) {
+			te.WriteLog(stderr)
+			return failf(exitRejected, "record: --trigger: %v", err)
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("record: --trigger: %w", err)}
+	}
 	sinks, err := export.OpenSinks(context.Background(), o.export, o.metrics)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("record: %w", err)}
@@ -137,6 +148,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		Duration: o.duration, Count: o.count,
 		Command: command, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		Out: out, JSON: g.output == "json", Reaper: tracer.SelfReaper(),
+		Triggers: trigs,
 	}
 	sinks.Feed(&ro)
 	sum, err := record.Run(ctx, ro)

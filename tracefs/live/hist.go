@@ -70,10 +70,6 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	}
 	key := evID{ev.Group, ev.Name, ev.Serial}
 	st := &b.hists
-	sess, err := b.session()
-	if err != nil {
-		return b.refuse(group, name, err)
-	}
 	var made []*trigger.Trigger
 	undo := func() {
 		for _, t := range made {
@@ -88,7 +84,7 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 			n.refs++
 			st.of[t] = n.h
 		} else {
-			h, err := sess.NewHist(t)
+			h, err := tracer.NewHist(t)
 			if err != nil {
 				undo()
 				return b.refuse(group, name, err)
@@ -189,6 +185,12 @@ func (b *Backend) HistTable(group, name string, t *trigger.Trigger) *trigger.Tab
 
 // HistSymbols resolves .sym keys through the kernel model.
 func (b *Backend) HistSymbols() trigger.Symbols { return b.model.LookupAddr }
+
+// HistSort is the running kernel's sort.
+func (b *Backend) HistSort() trigger.SortVariant {
+	major, minor, _ := b.model.KernelVersion()
+	return trigger.SortFor(major, minor)
+}
 
 // closeHists releases every histogram; the programs are detached. Called
 // with mu held.
