@@ -25,6 +25,11 @@ type histState struct {
 	clears map[*trigger.Trigger]int
 	// events lists each event's hist triggers, in list order.
 	events map[evID][]*trigger.Trigger
+	// static are the counting programs of static events (static_hist.go).
+	static map[evID]*staticHist
+	// statics are the kernel's static events by SYSTEM/EVENT, once
+	// looked up.
+	statics map[string]tracefs.StaticEvent
 }
 
 type namedHist struct {
@@ -38,6 +43,7 @@ func newHistState() histState {
 		named:  map[string]*namedHist{},
 		clears: map[*trigger.Trigger]int{},
 		events: map[evID][]*trigger.Trigger{},
+		static: map[evID]*staticHist{},
 	}
 }
 
@@ -57,18 +63,24 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 		}
 	}
 	ev := b.R.Event(group, name)
-	if ev == nil {
-		if len(list) == 0 {
-			return nil
-		}
-		return b.refuse(group, name, fmt.Errorf("hist triggers on the kernel's own events: %w", tracer.ErrNotSupported))
-	}
-	if ev.Kind == events.Synthetic {
+	var se *tracefs.StaticEvent
+	var key evID
+	switch {
+	case ev != nil && ev.Kind == events.Synthetic:
 		// A synthetic event fires only from hist actions, which ktrace
 		// does not run: its histograms stay empty, as they would be.
 		return nil
+	case ev != nil:
+		key = evID{ev.Group, ev.Name, ev.Serial}
+	default:
+		if se = b.staticEvent(group, name); se == nil {
+			if len(list) == 0 {
+				return nil
+			}
+			return b.refuse(group, name, fmt.Errorf("no such event: %w", syscall.ENODEV))
+		}
+		key = evID{group, name, staticSerial}
 	}
-	key := evID{ev.Group, ev.Name, ev.Serial}
 	st := &b.hists
 	var made []*trigger.Trigger
 	undo := func() {
@@ -99,10 +111,16 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	}
 	old := st.events[key]
 	st.events[key] = list
-	if err := b.reattach(ev, ev.Enabled); err != nil {
+	apply := func() error {
+		if se != nil {
+			return b.attachStaticHists(se, key)
+		}
+		return b.reattach(ev, ev.Enabled)
+	}
+	if err := apply(); err != nil {
 		st.events[key] = old
 		undo()
-		b.reattach(ev, ev.Enabled)
+		apply()
 		return err
 	}
 	keep := map[*trigger.Trigger]bool{}
@@ -122,6 +140,23 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	}
 	if len(list) == 0 {
 		delete(st.events, key)
+	}
+	return nil
+}
+
+// staticSerial is the evID serial of the kernel's static events.
+const staticSerial = ^uint64(0)
+
+// staticEvent finds one of the kernel's static events.
+func (b *Backend) staticEvent(group, name string) *tracefs.StaticEvent {
+	if b.hists.statics == nil {
+		b.hists.statics = map[string]tracefs.StaticEvent{}
+		for _, se := range tracefs.StaticEvents(b.model) {
+			b.hists.statics[se.System+"/"+se.Name] = se
+		}
+	}
+	if se, ok := b.hists.statics[group+"/"+name]; ok {
+		return &se
 	}
 	return nil
 }
@@ -195,6 +230,10 @@ func (b *Backend) HistSort() trigger.SortVariant {
 // closeHists releases every histogram; the programs are detached. Called
 // with mu held.
 func (b *Backend) closeHists() {
+	for key, sh := range b.hists.static {
+		sh.close()
+		delete(b.hists.static, key)
+	}
 	for t := range b.hists.of {
 		b.hists.release(t)
 	}

@@ -29,6 +29,9 @@ echo 'hist:keys=count.buckets=1000:vals=count.hex:sort=hitcount.descending,count
 echo 'hist:keys=ret:sort=ret if comm == "dd"' > events/demo/wret/trigger
 echo 'hist:keys=common_pid.execname,ret.hex:size=128 if comm == "dd" && ret > 2000' >> events/demo/wret/trigger
 echo 'hist:keys=ret if comm == "dd"' >> events/demo/wret/trigger
+echo 'hist:keys=__probe_ret_ip.sym-offset,__probe_func.sym if comm == "dd"' >> events/demo/wret/trigger
+echo 'hist:keys=count:vals=hitcount:sort=count if comm == "dd"' > events/syscalls/sys_enter_write/trigger
+echo 'hist:keys=comm,prio:vals=hitcount if comm == "dd"' > events/sched/sched_process_exit/trigger
 echo 1 > events/demo/w/enable
 dd if=/dev/zero of=/tmp/z bs=512 count=8 2>/dev/null
 dd if=/dev/zero of=/tmp/z bs=100 count=3 2>/dev/null
@@ -43,6 +46,7 @@ dd if=/dev/zero of=/tmp/z bs=3000 count=1 2>/dev/null
 echo 0 > events/demo/w/enable
 echo @@TRACE; cat trace; echo @@END-TRACE
 echo @@HIST; cat events/demo/w/hist; echo @@; cat events/demo/wret/hist; echo @@END-HIST
+echo @@STATIC; cat events/syscalls/sys_enter_write/hist events/sched/sched_process_exit/hist | sed 's/\[ *[0-9]*\]/[PID]/'; cat events/sched/sched_process_exit/enable; echo @@END-STATIC
 echo @@ENABLE; cat events/demo/w/enable events/demo/wret/enable; echo @@END-ENABLE
 echo > error_log
 echo 'hist:keys=nosuch' >> events/demo/w/trigger
@@ -54,6 +58,8 @@ echo '!hist:keys=ret:sort=ret:pause if comm == "dd"' >> events/demo/wret/trigger
 echo @@TRIGGERS; cat events/demo/w/trigger events/demo/wret/trigger; echo @@END-TRIGGERS
 echo > events/demo/w/trigger
 echo > events/demo/wret/trigger
+echo > events/syscalls/sys_enter_write/trigger
+echo > events/sched/sched_process_exit/trigger
 echo > trace
 echo > kprobe_events
 `
@@ -98,7 +104,7 @@ func TestHistLiveVM(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("trace events:\n%s\nkernel's:\n%s\nstderr:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), section(s, "ERR"))
 			}
-			for _, sec := range []string{"PAUSED", "HIST", "ENABLE", "BAD", "BUSY", "TRIGGERS"} {
+			for _, sec := range []string{"PAUSED", "HIST", "STATIC", "ENABLE", "BAD", "BUSY", "TRIGGERS"} {
 				// dd's pids differ between the two runs.
 				norm := func(s string) string {
 					return execPid.ReplaceAllString(errorLogTS.ReplaceAllString(s, ""), "[PID]")

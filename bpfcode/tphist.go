@@ -1,0 +1,103 @@
+package bpfcode
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/fetchargs"
+)
+
+// TracepointHist describes the program that counts the hist triggers of
+// one of the kernel's static events: a BPF tracepoint program whose
+// context is the event's record, as the format file lays it out (the perf
+// path has put its pt_regs pointer over the common fields, which the
+// program writes back: common_type, and common_pid from the current
+// thread; common_flags and common_preempt_count read 0, so filters on
+// them are refused, see CheckSourceFilter).
+type TracepointHist struct {
+	// Size is how many bytes of the record are copied: its fixed fields
+	// and room for its dynamic data.
+	Size int
+	// Type is the event's ID (common_type).
+	Type uint16
+	// IgnoreTgid, when not 0, is a process whose hits are not counted
+	// (the tracer itself).
+	IgnoreTgid uint32
+	// Scratch is a BPF_MAP_TYPE_ARRAY with one value per possible CPU of
+	// at least HistScratch(Size) bytes.
+	Scratch     asm.FDer
+	ScratchSize int
+	Hists       []*Hist
+}
+
+// CompileTracepointHist returns the program of p.
+func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
+	if p.Size <= 0 || p.Size > maxSourceSize {
+		return nil, fmt.Errorf("fetchargs: compile: a record of %d bytes", p.Size)
+	}
+	for _, h := range p.Hists {
+		if h.Filter != nil {
+			if err := CheckSourceFilter(h.Filter); err != nil {
+				return nil, err
+			}
+		}
+	}
+	e := &emitter{
+		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists},
+		maps: &Maps{Scratch: p.Scratch},
+	}
+	e.emit(
+		asm.Mov.Reg(rCtx, asm.R1),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
+	)
+	if p.IgnoreTgid != 0 {
+		keep := e.newLabel()
+		e.emit(
+			asm.RSh.Imm(asm.R0, 32),
+			asm.JNE.Imm(asm.R0, int32(p.IgnoreTgid), keep),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		e.mark(keep)
+	}
+	e.emit(
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R10, stkCPU, asm.R0, asm.Word),
+	)
+	if err := e.cpuScratch(); err != nil {
+		return nil, err
+	}
+	copied := e.newLabel()
+	e.emit(
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(rBuf, 0, asm.R0, asm.DWord),
+		asm.LoadMem(asm.R0, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(rBuf, 8, asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, fetchargs.HeaderSize),
+		asm.Mov.Imm(asm.R2, int32(p.Size)),
+		asm.Mov.Reg(asm.R3, rCtx),
+		asm.FnProbeReadKernel.Call(),
+		asm.JEq.Imm(asm.R0, 0, copied),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	)
+	e.mark(copied)
+	e.emit(
+		asm.StoreImm(rBuf, recOff(0), int64(p.Type), asm.Half),
+		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
+		asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
+		asm.StoreMem(rBuf, recOff(4), asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+	)
+	if err := e.histStage(p.Size); err != nil {
+		return nil, err
+	}
+	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	return e.ins, nil
+}
