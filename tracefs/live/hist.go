@@ -52,15 +52,19 @@ var _ tracefs.HistBackend = (*Backend)(nil)
 // SetTriggers gives the histograms of an event's hist triggers to its
 // programs: new triggers get a histogram, removed ones lose theirs,
 // "clear" empties one, and the event is attached again with its active
-// (not paused) histograms.
+// (not paused) histograms. Other trigger commands are refused.
 func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var list []*trigger.Trigger
 	for _, t := range l.Triggers {
-		if t.Hist != nil {
-			list = append(list, t)
+		if t.Hist == nil {
+			// The other commands act on the tracer's state (tracing_on,
+			// soft-disable flags, snapshots, stack entries), which the
+			// programs do not drive.
+			return b.refuse(group, name, fmt.Errorf("%s triggers: %w", t.Cmd, tracer.ErrNotSupported))
 		}
+		list = append(list, t)
 	}
 	ev := b.R.Event(group, name)
 	var se *tracefs.StaticEvent
