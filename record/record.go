@@ -62,6 +62,9 @@ type Options struct {
 	// events' programs; their hist files are written to Out once the
 	// recording ends, as the running kernel prints them.
 	Triggers []*Triggers
+	// NoTrace counts hits and histograms without writing any event: the
+	// events are in soft mode, as with only triggers on the kernel's.
+	NoTrace bool
 	// Counters, when set, is called once the probes are attached with a
 	// function that reads the recording's counters, from any goroutine;
 	// once Run has returned, that function keeps answering the final
@@ -110,6 +113,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	hists, err := openHists(o.Triggers)
 	if err != nil {
 		return nil, err
+	}
+	if o.NoTrace {
+		for _, ev := range o.Events {
+			eo := hists[ev]
+			eo.NoTrace = true
+			hists[ev] = eo
+		}
 	}
 	defer closeHists(o.Triggers)
 	// ktrace's own hits (reading the ring, writing this output) are

@@ -31,6 +31,7 @@ type recordOpts struct {
 	bufSize  string
 	filter   string
 	triggers []string
+	noTrace  bool
 	export   string
 	metrics  string
 }
@@ -59,6 +60,7 @@ func newRecordCmd(g *globals) *cobra.Command {
 	f.StringVarP(&o.file, "write", "w", "", "write the events to FILE instead of stdout")
 	f.StringVar(&o.filter, "filter", "", "an event filter (the kernel's filter language) for every event of the command line, run in the events' eBPF programs")
 	f.StringArrayVar(&o.triggers, "trigger", nil, "a hist trigger for an event of the recording, GROUP/EVENT:hist:..., as written to events/GROUP/EVENT/trigger; counted in the event's eBPF programs, its hist file printed at the end (repeatable)")
+	f.BoolVar(&o.noTrace, "no-trace", false, "print no events: count hits and --trigger histograms only (the events in soft mode)")
 	f.StringVar(&o.export, "export", "", "also send every event as an OTLP log record, and the counters as OTLP metrics: otlp (configured by the OTEL_EXPORTER_OTLP_* variables)")
 	f.StringVar(&o.metrics, "metrics-addr", "", "serve per-event hits and misses and lost events for Prometheus at http://HOST:PORT/metrics while recording")
 	f.StringVar(&o.bufSize, "buffer-size", "", "ring buffer size, a power of two with an optional K, M or G suffix (default: what holds a burst of 200,000 of the events, up to 64M)")
@@ -148,7 +150,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOpts, lines, command []s
 		Duration: o.duration, Count: o.count,
 		Command: command, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr,
 		Out: out, JSON: g.output == "json", Reaper: tracer.SelfReaper(),
-		Triggers: trigs,
+		Triggers: trigs, NoTrace: o.noTrace,
 	}
 	sinks.Feed(&ro)
 	sum, err := record.Run(ctx, ro)
