@@ -55,9 +55,11 @@ type HistKey struct {
 // HistVal is one summed field of a histogram's entries.
 type HistVal struct {
 	// Field is the record field summed; nil sums the hit's timestamp
-	// (common_timestamp), in microseconds when Usecs.
-	Field *filter.Field
-	Usecs bool
+	// (common_timestamp), in microseconds when Usecs, or 1 with Hitcount
+	// (a hitcount column such as hitcount.percent).
+	Field    *filter.Field
+	Usecs    bool
+	Hitcount bool
 }
 
 // HistValueSize is the value size of a histogram map with n summed
@@ -234,7 +236,9 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 		asm.AddAtomic.Mem(rVal, asm.R1, asm.DWord, 0),
 	)
 	for i, v := range h.Vals {
-		if v.Field == nil {
+		if v.Hitcount {
+			e.emit(asm.Mov.Imm(asm.R1, 1))
+		} else if v.Field == nil {
 			e.emit(asm.LoadMem(asm.R1, rBuf, 0, asm.DWord))
 			if v.Usecs {
 				// ns2usecs: rounded to the nearest microsecond.

@@ -95,6 +95,8 @@ func histSpec(t *trigger.Trigger) (*bpfcode.Hist, error) {
 		switch {
 		case v.IsTimestamp():
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Usecs: v.Usecs()})
+		case v.IsHitcount():
+			spec.Vals = append(spec.Vals, bpfcode.HistVal{Hitcount: true})
 		case v.Field == nil:
 			return nil, unsupported("value " + v.Name)
 		case v.Log2() || v.Buckets != 0:

@@ -69,6 +69,10 @@ func (f *HistField) IsTimestamp() bool  { return f.Flags&flTimestamp != 0 }
 func (f *HistField) Log2() bool         { return f.Flags&flLog2 != 0 }
 func (f *HistField) Usecs() bool        { return f.Flags&flUsecs != 0 }
 
+// IsHitcount reports a hitcount value column (hitcount.percent,
+// hitcount.graph).
+func (f *HistField) IsHitcount() bool { return f.Flags&flHitcount != 0 }
+
 // IsSyscall reports the .syscall modifier, whose key prints the system
 // call's name.
 func (f *HistField) IsSyscall() bool { return f.Flags&flSyscall != 0 }

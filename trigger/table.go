@@ -90,8 +90,9 @@ func (t *Trigger) Text(tab *Table, syms Symbols, d SortVariant) string {
 		h := t.Hist
 		slots, _ := h.KeyLayout()
 		entries := h.order(tab.Entries, d)
+		st := h.valStats(entries)
 		for _, e := range entries {
-			h.printEntry(&b, e, slots, syms)
+			h.printEntry(&b, e, slots, syms, st)
 		}
 		n = len(entries)
 	}
@@ -104,7 +105,7 @@ func (t *Trigger) Text(tab *Table, syms Symbols, d SortVariant) string {
 }
 
 // printEntry is hist_trigger_entry_print.
-func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, syms Symbols) {
+func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, syms Symbols, st []valStat) {
 	b.WriteString("{ ")
 	multiline := false
 	for i, s := range slots {
@@ -172,13 +173,74 @@ func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, syms Sy
 		if i+1 < len(e.Sums) {
 			sum = e.Sums[i+1]
 		}
-		if v.Flags&flHex != 0 {
-			fmt.Fprintf(b, "  %s: %10x", v.name(), sum)
-		} else {
-			fmt.Fprintf(b, "  %s: %10d", v.name(), sum)
+		b.WriteByte(' ')
+		switch {
+		case v.Flags&flPercent != 0:
+			if pc := percentage(sum, st[i].total); pc == noPercent {
+				fmt.Fprintf(b, " %s (%%):[ERROR]", v.name())
+			} else {
+				fmt.Fprintf(b, " %s (%%): %3d.%02d", v.name(), pc/100, pc%100)
+			}
+		case v.Flags&flGraph != 0:
+			fmt.Fprintf(b, " %s: %20s", v.name(), bar(sum, st[i].max))
+		case v.Flags&flHex != 0:
+			fmt.Fprintf(b, " %s: %10x", v.name(), sum)
+		default:
+			fmt.Fprintf(b, " %s: %10d", v.name(), sum)
 		}
 	}
 	b.WriteByte('\n')
+}
+
+// valStat is a value column's total and largest sum, which .percent and
+// .graph print against.
+type valStat struct{ total, max uint64 }
+
+func (h *Hist) valStats(entries []*Entry) []valStat {
+	st := make([]valStat, len(h.Vals))
+	for _, e := range entries {
+		for i := range h.Vals {
+			if i+1 < len(e.Sums) {
+				v := e.Sums[i+1]
+				st[i].total += v
+				st[i].max = max(st[i].max, v)
+			}
+		}
+	}
+	return st
+}
+
+// noPercent is __get_percentage's answer for a value of a zero total.
+const noPercent = ^uint32(0)
+
+// percentage is __get_percentage: val/total in hundredths of a percent.
+func percentage(val, total uint64) uint32 {
+	if total == 0 {
+		if val != 0 {
+			return noPercent
+		}
+		return 0
+	}
+	if val < ^uint64(0)/10000 {
+		return uint32(val * 10000 / total)
+	}
+	if total /= 10000; total == 0 {
+		return noPercent
+	}
+	return uint32(val / total)
+}
+
+// bar is __fill_bar_str: 20 columns of '#' in proportion to val/max,
+// padded with blanks.
+func bar(val, max uint64) string {
+	pc := percentage(val, max)
+	if pc == noPercent {
+		// snprintf into the 20-byte size: "[ERROR]" fits.
+		return "[ERROR]"
+	}
+	n := int(uint64(pc) * 20 / 10000)
+	n = min(n, 20)
+	return strings.Repeat("#", n) + strings.Repeat(" ", 20-n)
 }
 
 // symbolText is %ps (name [mod]) or, with offset, %pS
