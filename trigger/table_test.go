@@ -109,3 +109,39 @@ func TestTieOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestPercentAndBar(t *testing.T) {
+	// __get_percentage and __fill_bar_str by hand: 1 of 3 is 33.33%,
+	// which fills 6 of 20 columns; a zero total is an error unless the
+	// value is 0 too.
+	for _, c := range []struct {
+		val, total uint64
+		want       uint32
+	}{{1, 3, 3333}, {3, 3, 10000}, {0, 0, 0}, {5, 0, noPercent}, {^uint64(0), ^uint64(0), 10000}} {
+		if got := percentage(c.val, c.total); got != c.want {
+			t.Errorf("percentage(%d, %d) = %d, want %d", c.val, c.total, got, c.want)
+		}
+	}
+	if got := bar(1, 3); got != "######              " {
+		t.Errorf("bar(1, 3) = %q", got)
+	}
+	if got := bar(7, 7); got != strings.Repeat("#", 20) {
+		t.Errorf("bar(7, 7) = %q", got)
+	}
+	h := &Hist{Bits: 11, Keys: []*HistField{{Name: "n", Size: 8, Flags: flKey}},
+		Vals: []*HistField{{Name: "", Size: 8, Flags: flHitcount | flPercent}, {Name: "x", Size: 8, Flags: flGraph}}}
+	h.sorts = []sortKey{{idx: 3}}
+	tr := &Trigger{Cmd: "hist", Count: -1, Hist: h}
+	got := tr.Text(&Table{Entries: []Entry{
+		{Key: key8(1), Sums: []uint64{1, 1, 10}},
+		{Key: key8(2), Sums: []uint64{3, 3, 40}},
+	}, Hits: 4}, nil, SortClassic)
+	for _, line := range []string{
+		"{ n:          1 } hitcount:          1  hitcount (%):  25.00  x: #####               \n",
+		"{ n:          2 } hitcount:          3  hitcount (%):  75.00  x: ####################\n",
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf("want line %q in\n%s", line, got)
+		}
+	}
+}
