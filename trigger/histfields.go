@@ -136,12 +136,12 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 			}
 			f.Flags |= flBucket
 			f.Buckets = v
-		case strings.HasPrefix(mod, "percent"):
+		case strings.HasPrefix(mod, "percent") && p.d.HistNoHitcount:
 			if flags&(flVar|flKey) != 0 {
 				return bad()
 			}
 			f.Flags |= flPercent
-		case strings.HasPrefix(mod, "graph"):
+		case strings.HasPrefix(mod, "graph") && p.d.HistNoHitcount:
 			if flags&(flVar|flKey) != 0 {
 				return bad()
 			}
