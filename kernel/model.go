@@ -92,6 +92,8 @@ type Model struct {
 	// ground truth for ENDBR64 at function entries and instruction
 	// boundaries when no image is at hand.
 	liveOnce sync.Once
+	// syscalls are the system call names (SyscallName).
+	syscalls syscallTable
 	liveOpen func() (TextReader, error)
 	live     TextReader
 	liveErr  error

@@ -178,10 +178,10 @@ func writeHistsJSON(w io.Writer, ts []*Triggers, m *kernel.Model) error {
 // writeHists writes each event's hist file.
 func writeHists(w io.Writer, ts []*Triggers, m *kernel.Model) error {
 	v := trigger.SortClassic
-	var syms trigger.Symbols
+	var names trigger.Names
 	if m != nil {
 		major, minor, _ := m.KernelVersion()
-		v, syms = trigger.SortFor(major, minor), m.LookupAddr
+		v, names = trigger.SortFor(major, minor), m
 	}
 	var errs []error
 	for i, t := range ts {
@@ -191,7 +191,7 @@ func writeHists(w io.Writer, ts []*Triggers, m *kernel.Model) error {
 				errs = append(errs, err)
 			}
 			return tab
-		}, syms, v)
+		}, names, v)
 		if i > 0 {
 			fmt.Fprintln(w)
 		}

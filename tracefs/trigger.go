@@ -25,8 +25,9 @@ type HistBackend interface {
 	// HistTable is the histogram of hist trigger t of the event; nil
 	// when nothing was counted.
 	HistTable(group, name string, t *trigger.Trigger) *trigger.Table
-	// HistSymbols resolves the addresses of .sym and .sym-offset keys.
-	HistSymbols() trigger.Symbols
+	// HistNames resolves the names of .sym, .sym-offset and .syscall
+	// keys.
+	HistNames() trigger.Names
 	// HistSort is the running kernel's sort, which orders entries that
 	// sort equal.
 	HistSort() trigger.SortVariant
@@ -78,7 +79,7 @@ func (f *FS) histText(e EventInfo) string {
 	}
 	return l.HistText(func(t *trigger.Trigger) *trigger.Table {
 		return hb.HistTable(e.Group, e.Name, t)
-	}, hb.HistSymbols(), hb.HistSort())
+	}, hb.HistNames(), hb.HistSort())
 }
 
 // triggerList returns the event's trigger list (an empty one when it has

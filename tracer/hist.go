@@ -82,10 +82,6 @@ func histSpec(t *trigger.Trigger) (*bpfcode.Hist, error) {
 			return nil, unsupported("stacktrace keys")
 		case f.IsTimestamp():
 			return nil, unsupported("common_timestamp keys")
-		case f.IsSyscall():
-			// The names come from the kernel's syscall metadata, which
-			// ktrace's model does not carry.
-			return nil, unsupported(".syscall keys")
 		case f.Field == nil:
 			return nil, unsupported("key " + f.Name)
 		}

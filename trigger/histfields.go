@@ -247,7 +247,7 @@ func (p *histParser) sortKeys(h *Hist) Result {
 // with the table tables gives it. With tables nil, or a nil table,
 // a block has the kernel's header, no entries and zero totals: the
 // histogram of an event that was never hit.
-func (l *List) HistText(tables func(*Trigger) *Table, syms Symbols, v SortVariant) string {
+func (l *List) HistText(tables func(*Trigger) *Table, names Names, v SortVariant) string {
 	var b strings.Builder
 	n := 0
 	for _, t := range l.Triggers {
@@ -262,7 +262,7 @@ func (l *List) HistText(tables func(*Trigger) *Table, syms Symbols, v SortVarian
 		if tables != nil {
 			tab = tables(t)
 		}
-		b.WriteString(t.Text(tab, syms, v))
+		b.WriteString(t.Text(tab, names, v))
 	}
 	return b.String()
 }

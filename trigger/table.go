@@ -69,9 +69,14 @@ type Table struct {
 	Hits, Drops uint64
 }
 
-// Symbols looks up the kernel symbol covering an address (for .sym and
-// .sym-offset keys); nil prints every address as unknown.
-type Symbols func(addr uint64) (kernel.Symbol, bool)
+// Names resolves the names key formats print: the kernel symbol covering
+// an address (.sym, .sym-offset) and a system call's name (.syscall).
+// *kernel.Model is one. A nil Names prints every address and number as
+// unknown.
+type Names interface {
+	LookupAddr(addr uint64) (kernel.Symbol, bool)
+	SyscallName(nr uint64) (string, bool)
+}
 
 // Size is the most entries h's table holds (size=, rounded up to a power
 // of two).
@@ -80,7 +85,7 @@ func (h *Hist) Size() int { return 1 << h.Bits }
 // Text is the hist file's block of one trigger: the header, the entries
 // in the kernel's order and the totals. d's kernel decides the order of
 // entries that sort equal.
-func (t *Trigger) Text(tab *Table, syms Symbols, d SortVariant) string {
+func (t *Trigger) Text(tab *Table, names Names, d SortVariant) string {
 	var b strings.Builder
 	b.WriteString("# event histogram\n#\n# trigger info: ")
 	b.WriteString(t.Line())
@@ -92,7 +97,7 @@ func (t *Trigger) Text(tab *Table, syms Symbols, d SortVariant) string {
 		entries := h.order(tab.Entries, d)
 		st := h.valStats(entries)
 		for _, e := range entries {
-			h.printEntry(&b, e, slots, syms, st)
+			h.printEntry(&b, e, slots, names, st)
 		}
 		n = len(entries)
 	}
@@ -105,7 +110,7 @@ func (t *Trigger) Text(tab *Table, syms Symbols, d SortVariant) string {
 }
 
 // printEntry is hist_trigger_entry_print.
-func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, syms Symbols, st []valStat) {
+func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, names Names, st []valStat) {
 	b.WriteString("{ ")
 	multiline := false
 	for i, s := range slots {
@@ -122,9 +127,17 @@ func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, syms Sy
 		case f.Flags&flHex != 0:
 			fmt.Fprintf(b, "%s: %x", name, u)
 		case f.Flags&flSym != 0:
-			fmt.Fprintf(b, "%s: [%x] %-45s", name, u, symbolText(syms, u, false))
+			fmt.Fprintf(b, "%s: [%x] %-45s", name, u, symbolText(names, u, false))
 		case f.Flags&flSymOffset != 0:
-			fmt.Fprintf(b, "%s: [%x] %-55s", name, u, symbolText(syms, u, true))
+			fmt.Fprintf(b, "%s: [%x] %-55s", name, u, symbolText(names, u, true))
+		case f.Flags&flSyscall != 0:
+			call := "unknown_syscall"
+			if names != nil {
+				if n, ok := names.SyscallName(u); ok {
+					call = n
+				}
+			}
+			fmt.Fprintf(b, "%s: %-30s[%3d]", name, call, u)
 		case f.Flags&flExecname != 0:
 			comm := e.Comm
 			if u == 0 {
@@ -143,7 +156,7 @@ func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, syms Sy
 				if pc == 0 {
 					break
 				}
-				b.WriteString("         " + symbolText(syms, pc, true) + "\n")
+				b.WriteString("         " + symbolText(names, pc, true) + "\n")
 			}
 			multiline = true
 		case f.Flags&flLog2 != 0:
@@ -245,11 +258,11 @@ func bar(val, max uint64) string {
 
 // symbolText is %ps (name [mod]) or, with offset, %pS
 // (name+0xoff/0xsize [mod]); "0x..." when no symbol covers addr.
-func symbolText(syms Symbols, addr uint64, offset bool) string {
-	if syms == nil {
+func symbolText(names Names, addr uint64, offset bool) string {
+	if names == nil {
 		return fmt.Sprintf("0x%x", addr)
 	}
-	s, ok := syms(addr)
+	s, ok := names.LookupAddr(addr)
 	if !ok {
 		return fmt.Sprintf("0x%x", addr)
 	}

@@ -222,8 +222,8 @@ func (b *Backend) HistTable(group, name string, t *trigger.Trigger) *trigger.Tab
 	return tab
 }
 
-// HistSymbols resolves .sym keys through the kernel model.
-func (b *Backend) HistSymbols() trigger.Symbols { return b.model.LookupAddr }
+// HistNames resolves .sym and .syscall keys through the kernel model.
+func (b *Backend) HistNames() trigger.Names { return b.model }
 
 // HistSort is the running kernel's sort.
 func (b *Backend) HistSort() trigger.SortVariant {

@@ -33,6 +33,7 @@ echo 'hist:keys=ret if comm == "dd"' >> events/demo/wret/trigger
 echo 'hist:keys=__probe_ret_ip.sym-offset,__probe_func.sym if comm == "dd"' >> events/demo/wret/trigger
 echo 'hist:keys=count:vals=hitcount:sort=count if comm == "dd"' > events/syscalls/sys_enter_write/trigger
 echo 'hist:keys=comm,prio:vals=hitcount if comm == "dd"' > events/sched/sched_process_exit/trigger
+echo 'hist:keys=id.syscall:sort=id if comm == "dd" && id < 4' > events/raw_syscalls/sys_enter/trigger
 echo 1 > events/demo/w/enable
 dd if=/dev/zero of=/tmp/z bs=512 count=8 2>/dev/null
 dd if=/dev/zero of=/tmp/z bs=100 count=3 2>/dev/null
@@ -47,7 +48,7 @@ dd if=/dev/zero of=/tmp/z bs=3000 count=1 2>/dev/null
 echo 0 > events/demo/w/enable
 echo @@TRACE; cat trace; echo @@END-TRACE
 echo @@HIST; cat events/demo/w/hist; echo @@; cat events/demo/wret/hist; echo @@END-HIST
-echo @@STATIC; cat events/syscalls/sys_enter_write/hist events/sched/sched_process_exit/hist | sed 's/\[ *[0-9]*\]/[PID]/'; cat events/sched/sched_process_exit/enable; echo @@END-STATIC
+echo @@STATIC; cat events/syscalls/sys_enter_write/hist events/sched/sched_process_exit/hist events/raw_syscalls/sys_enter/hist | sed 's/\[ *[0-9]*\]/[PID]/'; cat events/sched/sched_process_exit/enable; echo @@END-STATIC
 echo @@ENABLE; cat events/demo/w/enable events/demo/wret/enable; echo @@END-ENABLE
 echo > error_log
 echo 'hist:keys=nosuch' >> events/demo/w/trigger
@@ -61,6 +62,7 @@ echo > events/demo/w/trigger
 echo > events/demo/wret/trigger
 echo > events/syscalls/sys_enter_write/trigger
 echo > events/sched/sched_process_exit/trigger
+echo > events/raw_syscalls/sys_enter/trigger
 echo > trace
 echo > kprobe_events
 `
