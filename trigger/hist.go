@@ -58,6 +58,10 @@ type HistField struct {
 	Field *filter.Field
 	// legacy prints the stacktrace key as 6.1 does ("stacktrace").
 	legacy bool
+	// cpuName is the name a CPU field was given ("cpu", "CPU" or
+	// "common_cpu"): the generic field's, which the hist file and sort
+	// keys name it by (the trigger line prints common_cpu).
+	cpuName string
 }
 
 // IsCPU, IsStacktrace and IsTimestamp tell the fields that are no event
@@ -131,6 +135,8 @@ func (f *HistField) modifier() string {
 // name is hist_field_name: how sort keys name the field.
 func (f *HistField) name() string {
 	switch {
+	case f.Flags&flCPU != 0 && f.cpuName != "":
+		return f.cpuName
 	case f.Flags&flCPU != 0:
 		return "common_cpu"
 	case f.Name != "":

@@ -44,10 +44,12 @@ func (p *histParser) fields(h *Hist) Result {
 	}
 	size := 0
 	items := strings.Split(*h.keysStr, ",")
-	if len(items) > maxKeys {
-		return Result{Errno: syscall.EINVAL}
-	}
-	for _, s := range items {
+	for i, s := range items {
+		if i == maxKeys {
+			// create_key_fields parses the first keys, then refuses
+			// what is left.
+			return Result{Errno: syscall.EINVAL}
+		}
 		var f *HistField
 		if s == "stacktrace" {
 			f = &HistField{Flags: flStacktrace | flKey, Size: 16 * 8, legacy: !p.d.FilterStacktrace}
@@ -136,12 +138,12 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 			}
 			f.Flags |= flBucket
 			f.Buckets = v
-		case strings.HasPrefix(mod, "percent") && p.d.HistNoHitcount:
+		case strings.HasPrefix(mod, "percent"):
 			if flags&(flVar|flKey) != 0 {
 				return bad()
 			}
 			f.Flags |= flPercent
-		case strings.HasPrefix(mod, "graph") && p.d.HistNoHitcount:
+		case strings.HasPrefix(mod, "graph"):
 			if flags&(flVar|flKey) != 0 {
 				return bad()
 			}
@@ -157,6 +159,7 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 	case "common_cpu":
 		f.Flags |= flCPU
 		f.Size = 4
+		f.cpuName = name
 	case "common_stacktrace":
 		if !p.d.FilterStacktrace {
 			return nil, p.fail(syscall.EINVAL, histErrFieldNotFound, p.errpos(name))
@@ -164,6 +167,11 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 		f.Flags |= flStacktrace
 		f.Size = 16 * 8
 	case "hitcount":
+		if !p.d.HistNoHitcount {
+			// Before 6.3 "hitcount" is a value only when bare (and
+			// then implicit): hitcount.MOD is an unknown field.
+			return nil, p.fail(syscall.EINVAL, histErrFieldNotFound, p.errpos(name))
+		}
 		f.Flags |= flHitcount
 		f.Size = 8
 	default:
@@ -173,6 +181,7 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 			case fl != nil && fl.Class == filter.CPU:
 				f.Flags |= flCPU
 				f.Size = 4
+				f.cpuName = fl.Name
 			case fl != nil && fl.Class == filter.Stacktrace:
 				f.Flags |= flStacktrace
 				f.Size = 16 * 8
@@ -213,6 +222,22 @@ func (p *histParser) sortKeys(h *Hist) Result {
 		if name == "" {
 			return p.fail(syscall.EINVAL, histErrEmptySortField, p.errpos("sort="))
 		}
+		// The field is found first, then its modifier checked
+		// (is_descending).
+		idx := -1
+		if name == "hitcount" {
+			idx = 0
+		} else {
+			for j, f := range all {
+				if f.name() == name {
+					idx = j + 1
+					break
+				}
+			}
+		}
+		if idx < 0 {
+			return p.fail(syscall.EINVAL, histErrInvalidSortField, p.errpos(name))
+		}
 		desc := false
 		if hasMod {
 			switch mod {
@@ -223,21 +248,7 @@ func (p *histParser) sortKeys(h *Hist) Result {
 				return p.fail(syscall.EINVAL, histErrInvalidSortMod, p.errpos(mod))
 			}
 		}
-		if name == "hitcount" {
-			out = append(out, sortKey{idx: 0, descending: desc})
-			continue
-		}
-		found := false
-		for j, f := range all {
-			if f.name() == name {
-				out = append(out, sortKey{idx: j + 1, descending: desc})
-				found = true
-				break
-			}
-		}
-		if !found {
-			return p.fail(syscall.EINVAL, histErrInvalidSortField, p.errpos(name))
-		}
+		out = append(out, sortKey{idx: idx, descending: desc})
 	}
 	h.sorts = out
 	return Result{}

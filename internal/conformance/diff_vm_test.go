@@ -203,6 +203,9 @@ func (g *lineGen) wrap(line, file string) string {
 // genCase returns a case: most are one line on a fresh tracefs; some first
 // define events (setup) that the line appends to, clashes with or removes.
 func (g *lineGen) genCase() Case {
+	if g.chance(0.2) {
+		return g.filterCase()
+	}
 	line, file := g.line()
 	line = g.wrap(line, file)
 	c := Case{Line: line, File: file, Setup: []string{}}

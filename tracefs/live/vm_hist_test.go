@@ -26,7 +26,7 @@ echo 'comm == "dd" && count > 100' > events/demo/w/filter
 echo 'hist:keys=count.log2:vals=hitcount:sort=count if comm == "dd"' > events/demo/w/trigger
 echo 'hist:keys=c,count:vals=count:sort=count.descending if c ~ "d*"' >> events/demo/w/trigger
 echo 'hist:keys=count.buckets=1000:vals=count.hex:sort=hitcount.descending,count if comm == "dd"' >> events/demo/w/trigger
-echo 'hist:keys=count:vals=hitcount.percent,count.graph:sort=count if comm == "dd" && count > 500' >> events/demo/w/trigger
+echo 'hist:keys=count:vals=count.percent,count.graph:sort=count if comm == "dd" && count > 500' >> events/demo/w/trigger
 echo 'hist:keys=ret:sort=ret if comm == "dd"' > events/demo/wret/trigger
 echo 'hist:keys=common_pid.execname,ret.hex:size=128 if comm == "dd" && ret > 2000' >> events/demo/wret/trigger
 echo 'hist:keys=ret if comm == "dd"' >> events/demo/wret/trigger
