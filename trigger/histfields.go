@@ -66,6 +66,13 @@ func (p *histParser) fields(h *Hist) Result {
 		}
 		h.Keys = append(h.Keys, f)
 	}
+	// A common_timestamp anywhere sets the clock (enable_timestamps),
+	// which the trigger line then names.
+	for _, f := range append(append(append([]*HistField(nil), h.Keys...), h.Vals...), h.Vars...) {
+		if f.Flags&flTimestamp != 0 {
+			h.timestamps = true
+		}
+	}
 	return Result{}
 }
 
