@@ -168,6 +168,12 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 			}
 			return nil
 		},
+		SetClock: func(name string) syscall.Errno {
+			if _, err := f.writeTraceClock([]byte(name)); err != nil {
+				return errnoOf(err)
+			}
+			return 0
+		},
 	}
 	k := eventKey{e.Group, e.Name, e.ID}
 	f.mu.Lock()

@@ -288,6 +288,7 @@ const (
 	histErrInvalidSortField = "Sort field must be a key or a val"
 	histErrTooManyVars      = "Too many variables defined"
 	histErrNeedNoHCVal      = "Non-hitcount value is required for 'nohitcount'"
+	histErrSetClockFail     = "Couldn't set trace_clock"
 )
 
 // histParser holds one hist write's state: the command as logged and
@@ -393,6 +394,13 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 	}
 	if h.cont || h.clear {
 		return p.fail(syscall.ENOENT, histErrTriggerENOENT, 0)
+	}
+	// A histogram with timestamps sets the instance's trace clock
+	// (clock=, default global) as it is registered.
+	if h.timestamps && ev.SetClock != nil {
+		if errno := ev.SetClock(h.Clock); errno != 0 {
+			return p.fail(errno, histErrSetClockFail, p.errpos(h.Clock))
+		}
 	}
 	t.Paused = h.pause
 	l.Triggers = append(l.Triggers, t)

@@ -130,6 +130,9 @@ type Event struct {
 	// Named finds the hist trigger named name on any event (name=),
 	// nil when none.
 	Named func(name string) *Hist
+	// SetClock selects the instance's trace clock (a histogram with
+	// timestamps does as it is registered); nil leaves it alone.
+	SetClock func(name string) syscall.Errno
 }
 
 // List is one event's triggers, in the kernel's list order.

@@ -181,7 +181,8 @@ func (t *Tracefs) removeTriggers(name string) error {
 }
 
 // Clear leaves the tracefs as a case expects it: every event disabled
-// (when disableFirst), no dynamic event, error_log empty. An event probe
+// (when disableFirst), no dynamic event, error_log empty, the local trace
+// clock. An event probe
 // attached to a synthetic or fprobe event created before it keeps that
 // event, and truncating dynamic_events stops there with EBUSY (every
 // time): the event probes are removed first, then the rest.
@@ -202,6 +203,12 @@ func (t *Tracefs) Clear(disableFirst bool) error {
 		err = t.Truncate(DynamicEvents)
 	}
 	errs = append(errs, err, t.Truncate("error_log"))
+	// A histogram with timestamps set the trace clock, which stays when
+	// the histogram goes; the next case and the scripts start from the
+	// default.
+	if s, rerr := t.Read("trace_clock"); rerr == nil && !strings.Contains(s, "[local]") {
+		errs = append(errs, t.Append("trace_clock", []byte("local\n")))
+	}
 	return errors.Join(errs...)
 }
 
