@@ -129,9 +129,11 @@ type Dialect struct {
 	// in error_log ("event filter parse error"). 6.12: yes; 6.1: no, the
 	// write fails with the errno alone.
 	TriggerFilterLog bool
-	// HistNoHitcount: hist triggers take nohitcount/NOHC and the
-	// .percent and .graph value modifiers, and refuse .log2, .buckets,
-	// .sym, .sym-offset and .syscall on values (Linux 6.3). 6.12: yes.
+	// HistNoHitcount: hist triggers take nohitcount/NOHC and
+	// hitcount.MODIFIER value columns, and refuse .percent and .graph
+	// on values as 6.12.95 does (6.1.192 takes them; both refuse .log2,
+	// .buckets, .sym, .sym-offset and .syscall on values). Measured in
+	// the VM. 6.12: yes.
 	HistNoHitcount bool
 
 	// messages overrides the newest upstream message text of a code.
