@@ -20,6 +20,20 @@ type emitter struct {
 	// filterRec is the size of the record the filter stage being
 	// emitted reads: the probe's own, or an event probe's attached one.
 	filterRec int
+	// ownFields: the filter or hist stage being emitted reads an event
+	// probe's own record (fieldPos).
+	ownFields bool
+}
+
+// fieldPos is where a field the format places at off is in the record
+// being read. An event probe's own record has the attached record's
+// address after the common fields (header), which its format does not
+// show: its arguments sit 8 bytes further than the format says.
+func (e *emitter) fieldPos(off int) int {
+	if e.ownFields && e.p.EventRecord && off >= 8 {
+		return off + 8
+	}
+	return off
 }
 
 func (e *emitter) emit(in ...asm.Instruction) {

@@ -98,7 +98,7 @@ func (e *emitter) loadField(fl *filter.Field) error {
 	if err != nil {
 		return err
 	}
-	e.emit(asm.LoadMem(asm.R1, rBuf, recOff(fl.Offset), sz))
+	e.emit(asm.LoadMem(asm.R1, rBuf, recOff(e.fieldPos(fl.Offset)), sz))
 	return nil
 }
 

@@ -43,17 +43,17 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 		e.emit(asm.Mov.Reg(rStr, rBuf), asm.Add.Imm(rStr, 16))
 		src = strSource{constLen: 16}
 	case filter.KindString:
-		e.emit(asm.Mov.Reg(rStr, rBuf), asm.Add.Imm(rStr, int32(recOff(fl.Offset))))
+		e.emit(asm.Mov.Reg(rStr, rBuf), asm.Add.Imm(rStr, int32(recOff(e.fieldPos(fl.Offset)))))
 		src = strSource{constLen: fl.Size}
 	case filter.KindStrLoc, filter.KindStrRelLoc:
 		e.emit(
-			asm.LoadMem(asm.R1, rBuf, recOff(fl.Offset), asm.Word),
+			asm.LoadMem(asm.R1, rBuf, recOff(e.fieldPos(fl.Offset)), asm.Word),
 			asm.Mov.Reg(rLen, asm.R1),
 			asm.RSh.Imm(rLen, 16),
 			asm.And.Imm(asm.R1, 0xffff),
 		)
 		if p.Kind == filter.KindStrRelLoc {
-			e.emit(asm.Add.Imm(asm.R1, int32(fl.Offset+4)))
+			e.emit(asm.Add.Imm(asm.R1, int32(e.fieldPos(fl.Offset)+4)))
 		}
 		e.emit(
 			asm.JGT.Imm(asm.R1, int32(size), no),
@@ -76,7 +76,7 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 			asm.Mov.Reg(asm.R1, rBuf),
 			asm.Add.Imm(asm.R1, off),
 			asm.Mov.Imm(asm.R2, pcharMax),
-			asm.LoadMem(asm.R3, rBuf, recOff(fl.Offset), asm.DWord),
+			asm.LoadMem(asm.R3, rBuf, recOff(e.fieldPos(fl.Offset)), asm.DWord),
 			fn.Call(),
 			asm.JSLE.Imm(asm.R0, 1, no),
 			asm.Mov.Reg(rLen, asm.R0),

@@ -369,18 +369,18 @@ func (e *emitter) histString(fl *filter.Field, dst int16) error {
 		// R3 = the array, R2 = its size.
 		e.emit(
 			asm.Mov.Reg(asm.R3, rBuf),
-			asm.Add.Imm(asm.R3, int32(recOff(fl.Offset))),
+			asm.Add.Imm(asm.R3, int32(recOff(e.fieldPos(fl.Offset)))),
 			asm.Mov.Imm(asm.R2, int32(min(fl.Size, int(max)))),
 		)
 	default:
 		e.emit(
-			asm.LoadMem(asm.R1, rBuf, recOff(fl.Offset), asm.Word),
+			asm.LoadMem(asm.R1, rBuf, recOff(e.fieldPos(fl.Offset)), asm.Word),
 			asm.Mov.Reg(asm.R2, asm.R1),
 			asm.RSh.Imm(asm.R2, 16),
 			asm.And.Imm(asm.R1, 0xffff),
 		)
 		if fl.Class == filter.RelDynString {
-			e.emit(asm.Add.Imm(asm.R1, int32(fl.Offset+fl.Size)))
+			e.emit(asm.Add.Imm(asm.R1, int32(e.fieldPos(fl.Offset)+fl.Size)))
 		}
 		// The string must lie in the record as built.
 		bad := e.newLabel()

@@ -323,6 +323,8 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		)
 		e.mark(keep)
 	}
+	// The event's filter and histograms read the probe's own record.
+	e.ownFields = true
 	if len(p.Hists) > 0 {
 		if err := e.histStage(p.Layout.RecordSize()); err != nil {
 			return nil, err

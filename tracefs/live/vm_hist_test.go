@@ -11,7 +11,7 @@ import (
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
 
-// histScript puts hist triggers on two kprobe events, one enabled with a
+// histScript puts hist triggers on two kprobe events and an event probe, one enabled with a
 // filter and one left disabled (soft mode: its histogram counts, nothing
 // is traced), runs dd workloads, pauses and clears a histogram, and prints
 // the trace, the hist and trigger files and the error of a bad trigger.
@@ -34,7 +34,11 @@ echo 'hist:keys=__probe_ret_ip.sym-offset,__probe_func.sym if comm == "dd"' >> e
 echo 'hist:keys=count:vals=hitcount:sort=count if comm == "dd"' > events/syscalls/sys_enter_write/trigger
 echo 'hist:keys=comm,prio:vals=hitcount if comm == "dd"' > events/sched/sched_process_exit/trigger
 echo 'hist:keys=id.syscall:sort=id if comm == "dd" && id < 4' > events/raw_syscalls/sys_enter/trigger
+echo 'e:demo/ep syscalls/sys_enter_write cnt=$count:u64 f=$fd:s32' >> dynamic_events
+echo 'hist:keys=cnt.log2,f if comm == "dd"' > events/demo/ep/trigger
+echo 'cnt > 1000 && comm == "dd"' > events/demo/ep/filter
 echo 1 > events/demo/w/enable
+echo 1 > events/demo/ep/enable
 dd if=/dev/zero of=/tmp/z bs=512 count=8 2>/dev/null
 dd if=/dev/zero of=/tmp/z bs=100 count=3 2>/dev/null
 dd if=/dev/zero of=/tmp/z bs=4000 count=2 2>/dev/null
@@ -46,8 +50,9 @@ echo @@PAUSED; cat events/demo/wret/trigger; echo @@END-PAUSED
 echo 'hist:keys=count.log2:vals=hitcount:sort=count:clear if comm == "dd"' >> events/demo/w/trigger
 dd if=/dev/zero of=/tmp/z bs=3000 count=1 2>/dev/null
 echo 0 > events/demo/w/enable
+echo 0 > events/demo/ep/enable
 echo @@TRACE; cat trace; echo @@END-TRACE
-echo @@HIST; cat events/demo/w/hist; echo @@; cat events/demo/wret/hist; echo @@END-HIST
+echo @@HIST; cat events/demo/w/hist; echo @@; cat events/demo/wret/hist; echo @@; cat events/demo/ep/hist; echo @@END-HIST
 echo @@STATIC; cat events/syscalls/sys_enter_write/hist events/sched/sched_process_exit/hist events/raw_syscalls/sys_enter/hist | sed 's/\[ *[0-9]*\]/[PID]/'; cat events/sched/sched_process_exit/enable; echo @@END-STATIC
 echo @@ENABLE; cat events/demo/w/enable events/demo/wret/enable; echo @@END-ENABLE
 echo > error_log
@@ -63,6 +68,8 @@ echo > events/demo/wret/trigger
 echo > events/syscalls/sys_enter_write/trigger
 echo > events/sched/sched_process_exit/trigger
 echo > events/raw_syscalls/sys_enter/trigger
+echo > events/demo/ep/trigger
+echo > dynamic_events
 echo > trace
 echo > kprobe_events
 `
