@@ -165,6 +165,11 @@ type ProbeProgram struct {
 	// NoTrace ends the program once the histograms are counted: the
 	// event is in soft mode (triggers run, nothing is traced).
 	NoTrace bool
+	// TraceSwitch, when set, is a BPF_MAP_TYPE_ARRAY of one u32 that
+	// decides at run time what NoTrace decides when compiling: 0 ends
+	// the program once the histograms are counted. Enabling and
+	// disabling an event with histograms then changes no program.
+	TraceSwitch asm.FDer
 }
 
 // UprobeMaxData is the most a uprobe's arguments and strings may take
@@ -271,7 +276,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	// in the ring buffer, with no copy. Records with strings send only
 	// their used part (a bounded copy from the scratch value), and
 	// return probes with entry data keep it in the scratch value.
-	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0) && p.Filter == nil && len(p.Hists) == 0 && !p.NoTrace
+	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0) && p.Filter == nil && len(p.Hists) == 0 && !p.NoTrace && p.TraceSwitch == nil
 	e.emit(asm.Mov.Reg(rCtx, asm.R1))
 	if p.Cookie {
 		e.emit(
@@ -333,6 +338,21 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	if p.NoTrace {
 		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 		return e.ins, nil
+	}
+	if p.TraceSwitch != nil {
+		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+		if err := e.lookup(p.TraceSwitch, stkKey); err != nil {
+			return nil, err
+		}
+		on := e.newLabel()
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, on), // no value: trace, as compiled
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JNE.Imm(asm.R1, 0, on),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		)
+		e.mark(on)
 	}
 	if p.Filter != nil {
 		if err := e.filterStage(p.Filter, p.Layout.RecordSize()); err != nil {

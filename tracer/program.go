@@ -44,6 +44,8 @@ type Probe struct {
 	// (bpfcode.ProbeProgram.Hists and NoTrace).
 	Hists   []*bpfcode.Hist
 	NoTrace bool
+	// TraceSwitch is bpfcode.ProbeProgram.TraceSwitch (nil: none).
+	TraceSwitch asm.FDer
 }
 
 // Source is the dynamic event an event probe is attached to, at one of its
@@ -338,7 +340,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 	}
 	pp.Filter = pr.Event.Filter
-	pp.Hists, pp.NoTrace = pr.Hists, pr.NoTrace
+	pp.Hists, pp.NoTrace, pp.TraceSwitch = pr.Hists, pr.NoTrace, pr.TraceSwitch
 	if att := pr.Event.Attached; pr.Event.Kind == events.Eprobe && att != nil {
 		pp.EventRecord, pp.EventFields, pp.IP = true, att.Fields, 0
 		// Checked in the VM: 6.1.192 reads a "char *" field's pointer,
@@ -377,7 +379,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		pr.Entry = progSpec(name+"_e", ent)
 	}
 	pr.Info = bpfcode.ProbeInfo{IP: pp.IP, EventID: uint64(pr.Event.ID)}
-	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && len(pp.Hists) == 0 && !pp.NoTrace && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || entryKprobe(m, pr, args)) {
+	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && len(pp.Hists) == 0 && !pp.NoTrace && pp.TraceSwitch == nil && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || entryKprobe(m, pr, args)) {
 		if pr.Info.IP == 0 {
 			// __probe_func of an fexit: the function's address, what
 			// bpf_get_func_ip gives the unshared program.

@@ -210,6 +210,9 @@ type EventOptions struct {
 	// NoTrace: the event is in soft mode; its hits count into Hists and
 	// are not traced.
 	NoTrace bool
+	// TraceSwitch, when set, decides at run time whether hits are traced
+	// (bpfcode.ProbeProgram.TraceSwitch): an array map of one u32.
+	TraceSwitch *ebpf.Map
 }
 
 // AttachEvent is Attach for one event whose programs also count into
@@ -241,6 +244,10 @@ func (pr *Probe) setOptions(o EventOptions) {
 		pr.Hists = append(pr.Hists, h.Spec)
 	}
 	pr.NoTrace = o.NoTrace
+	pr.TraceSwitch = nil
+	if o.TraceSwitch != nil {
+		pr.TraceSwitch = o.TraceSwitch
+	}
 }
 
 // attachPlan compiles and attaches plan's probes as a new group. Its

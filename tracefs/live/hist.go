@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/ktrace-dev/ktrace/tracer"
@@ -27,6 +29,10 @@ type histState struct {
 	events map[evID][]*trigger.Trigger
 	// static are the counting programs of static events (static_hist.go).
 	static map[evID]*staticHist
+	// switches are the trace switches of the events with hist triggers
+	// (tracer.EventOptions.TraceSwitch): enabling and disabling such an
+	// event flips its switch, its programs stay.
+	switches map[evID]*ebpf.Map
 	// statics are the kernel's static events by SYSTEM/EVENT, once
 	// looked up.
 	statics map[string]tracefs.StaticEvent
@@ -39,11 +45,12 @@ type namedHist struct {
 
 func newHistState() histState {
 	return histState{
-		of:     map[*trigger.Trigger]*tracer.Hist{},
-		named:  map[string]*namedHist{},
-		clears: map[*trigger.Trigger]int{},
-		events: map[evID][]*trigger.Trigger{},
-		static: map[evID]*staticHist{},
+		of:       map[*trigger.Trigger]*tracer.Hist{},
+		named:    map[string]*namedHist{},
+		clears:   map[*trigger.Trigger]int{},
+		events:   map[evID][]*trigger.Trigger{},
+		static:   map[evID]*staticHist{},
+		switches: map[evID]*ebpf.Map{},
 	}
 }
 
@@ -115,6 +122,29 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	}
 	old := st.events[key]
 	st.events[key] = list
+	// An event with hist triggers gets a trace switch; one without loses
+	// it (closed once its programs are replaced).
+	var dropSwitch *ebpf.Map
+	if se == nil {
+		switch sw := st.switches[key]; {
+		case len(list) > 0 && sw == nil:
+			m, err := newTraceSwitch()
+			if err != nil {
+				st.events[key] = old
+				undo()
+				return b.refuse(group, name, err)
+			}
+			st.switches[key] = m
+		case len(list) == 0 && sw != nil:
+			dropSwitch = sw
+			delete(st.switches, key)
+		}
+	}
+	defer func() {
+		if dropSwitch != nil {
+			dropSwitch.Close()
+		}
+	}()
 	apply := func() error {
 		if se != nil {
 			return b.attachStaticHists(se, key)
@@ -144,6 +174,27 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	}
 	if len(list) == 0 {
 		delete(st.events, key)
+	}
+	return nil
+}
+
+// newTraceSwitch makes an event's trace switch, off.
+func newTraceSwitch() (*ebpf.Map, error) {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_switch", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		return nil, fmt.Errorf("creating an event's trace switch: %w", err)
+	}
+	return m, nil
+}
+
+// setSwitch turns an event's tracing on or off through its switch.
+func setSwitch(m *ebpf.Map, on bool) error {
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	if err := m.Put(uint32(0), v); err != nil {
+		return fmt.Errorf("setting an event's trace switch: %w", err)
 	}
 	return nil
 }
@@ -237,6 +288,10 @@ func (b *Backend) closeHists() {
 	for key, sh := range b.hists.static {
 		sh.close()
 		delete(b.hists.static, key)
+	}
+	for key, sw := range b.hists.switches {
+		sw.Close()
+		delete(b.hists.switches, key)
 	}
 	for t := range b.hists.of {
 		b.hists.release(t)

@@ -189,6 +189,28 @@ func (b *Backend) SetEnabled(group, name string, on bool) error {
 	if ev.Enabled == on || ev.Kind == events.Synthetic {
 		return b.R.SetEnabled(ev, on)
 	}
+	key := evID{ev.Group, ev.Name, ev.Serial}
+	b.smu.Lock()
+	attached := b.live[key] != nil
+	b.smu.Unlock()
+	if sw := b.hists.switches[key]; sw != nil && attached {
+		// Its programs count its histograms either way: the switch
+		// says whether they trace.
+		if !on {
+			if err := b.R.SetEnabled(ev, false); err != nil {
+				return err
+			}
+			return setSwitch(sw, false)
+		}
+		if err := setSwitch(sw, true); err != nil {
+			return err
+		}
+		if err := b.R.SetEnabled(ev, true); err != nil {
+			setSwitch(sw, false)
+			return err
+		}
+		return nil
+	}
 	if !on {
 		if err := b.R.SetEnabled(ev, false); err != nil {
 			return err
@@ -215,10 +237,17 @@ func (b *Backend) reattach(ev *events.Event, trace bool) error {
 	if !trace && len(hists) == 0 {
 		return nil
 	}
+	opts := tracer.EventOptions{Hists: hists, NoTrace: !trace}
+	if sw := b.hists.switches[key]; sw != nil {
+		if err := setSwitch(sw, trace); err != nil {
+			return err
+		}
+		opts.NoTrace, opts.TraceSwitch = false, sw
+	}
 	sess, err := b.session()
 	var g *tracer.Group
 	if err == nil {
-		g, err = sess.AttachEvent(ev, tracer.EventOptions{Hists: hists, NoTrace: !trace})
+		g, err = sess.AttachEvent(ev, opts)
 	}
 	if err != nil {
 		errno := attachErrno(err)
