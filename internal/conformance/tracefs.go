@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -260,16 +261,26 @@ func (t *Tracefs) RunCase(c *Case, disableFirst bool) Result {
 				r.Hist = Lines(s)
 			}
 		}
-		// Leave nothing behind for the next case: static events keep
-		// their filters and triggers across the dynamic_events clear, and
-		// a trigger keeps its event busy.
-		defer t.clearEventFile(c.File, problem)
 	}
-	for _, s := range c.Setup {
-		if file, _ := SetupTarget(s, c.File); IsEventFile(file) && file != c.File {
-			defer t.clearEventFile(file, problem)
+	// Leave nothing behind for the next case: static events keep their
+	// filters and triggers across the dynamic_events clear, and a trigger
+	// keeps its event busy. The case's file goes first, then the setup's
+	// files from the last: a hist trigger whose variables a later one
+	// reads cannot be removed before it.
+	var clear []string
+	if IsEventFile(c.File) {
+		clear = append(clear, c.File)
+	}
+	for i := len(c.Setup) - 1; i >= 0; i-- {
+		if file, _ := SetupTarget(c.Setup[i], c.File); IsEventFile(file) && !slices.Contains(clear, file) {
+			clear = append(clear, file)
 		}
 	}
+	defer func() {
+		for _, file := range clear {
+			t.clearEventFile(file, problem)
+		}
+	}()
 	dyn := r.Readback
 	if c.File != DynamicEvents {
 		if s, err := t.Read(DynamicEvents); err != nil {
