@@ -47,9 +47,44 @@ func (b *RegistryBackend) SetSoft(group, name string, on bool) {
 	}
 }
 
+// Generator is a backend whose synthetic events' removal depends on the
+// hist actions generating them (events.Event.Generated).
+type Generator interface {
+	SetGenerated(name string, on bool)
+}
+
+// SetGenerated passes on whether a hist action generates synthetic event
+// name.
+func (b *RegistryBackend) SetGenerated(name string, on bool) { b.R.SetGenerated(name, on) }
+
+// syncGenerated tells the backend which synthetic events hist actions
+// generate.
+func (f *FS) syncGenerated() {
+	g, ok := f.b.(Generator)
+	if !ok {
+		return
+	}
+	used := map[string]bool{}
+	f.mu.Lock()
+	for _, l := range f.triggers {
+		for _, h := range l.Hists() {
+			for _, n := range h.SyntheticEvents() {
+				used[n] = true
+			}
+		}
+	}
+	f.mu.Unlock()
+	for _, e := range f.events() {
+		if e.Group == synth.System {
+			g.SetGenerated(e.Name, used[e.Name])
+		}
+	}
+}
+
 // syncSoft tells the backend which events are in soft mode, after a
-// change of triggers.
+// change of triggers, and which synthetic events hist actions generate.
 func (f *FS) syncSoft() {
+	f.syncGenerated()
 	sm, ok := f.b.(SoftModer)
 	if !ok {
 		return
