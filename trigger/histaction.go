@@ -79,6 +79,9 @@ type Action struct {
 	// synth is the synthetic event a trace action generates, once
 	// checked.
 	synth string
+	// saveNames are the variables save() made, as the trigger file
+	// shows them.
+	saveNames []string
 }
 
 // print is print_onmatch_spec and print_track_data_spec.
@@ -94,7 +97,7 @@ func (a *Action) print(b *strings.Builder) {
 	b.WriteString(a.Name + "(")
 	switch a.Kind {
 	case actionSave:
-		b.WriteString(strings.Join(a.Params, ","))
+		b.WriteString(strings.Join(a.saveNames, ","))
 	case actionTrace:
 		if a.UseTrace {
 			b.WriteString(a.Synth)
@@ -293,10 +296,12 @@ func (p *histParser) createActions(h *Hist) Result {
 				return p.fail(syscall.EEXIST, histErrTooManySaveActions, 0)
 			}
 			for _, param := range a.Params {
-				if _, r := p.fieldVarOf(param); r.Errno != 0 {
+				v, r := p.fieldVarOf(param)
+				if r.Errno != 0 {
 					p.log(histErrFieldVarCreateFail, p.errpos(param))
 					return p.errno(r.Errno)
 				}
+				a.saveNames = append(a.saveNames, v.Var)
 			}
 			saved = len(a.Params) > 0
 		}
@@ -308,18 +313,21 @@ func (p *histParser) createActions(h *Hist) Result {
 // for an action (str must parse as a variable's field and name no
 // variable of the event).
 func (p *histParser) fieldVarOf(str string) (*HistField, Result) {
-	f, _, r := p.atom(str, flVar, "")
+	f, trunc, r := p.atom(str, flVar, "")
 	if r.Errno != 0 {
 		p.log(histErrFieldVarParseFail, p.errpos(str))
 		return nil, p.errno(r.Errno)
 	}
-	if p.ownVar(str) {
-		p.log(histErrVarCreateFindFail, p.errpos(str))
+	// The kernel names the variable by the text its parsing left
+	// ("sched" for "sched.sched_switch.prev_pid").
+	name := str[:trunc]
+	if p.ownVar(name) {
+		p.log(histErrVarCreateFindFail, p.errpos(name))
 		return nil, p.errno(syscall.EINVAL)
 	}
 	v := *f
 	v.Flags |= flVar
-	v.Var = str
+	v.Var = name
 	return &v, Result{}
 }
 

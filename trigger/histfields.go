@@ -13,7 +13,11 @@ import (
 func (p *histParser) fields(h *Hist, remove bool) Result {
 	// parse_var_defs: each assignment holds NAME=EXPR items split on ','.
 	for _, a := range h.assigns {
-		for _, item := range strings.Split(a, ",") {
+		for j, item := range strings.Split(a, ",") {
+			if j == maxVars {
+				// The kernel reads no more of one assignment.
+				break
+			}
 			name, expr, ok := strings.Cut(item, "=")
 			if !ok {
 				return p.fail(syscall.EINVAL, histErrMalformed, p.errpos(name))
