@@ -143,7 +143,7 @@ func EventNames(readback []string) []string {
 // clearEventFile removes what a case wrote to an events/ file: a filter
 // is set to "0"; triggers go by an O_TRUNC open (which removes hist
 // triggers only) and a "!" removal of each remaining one.
-func (t *Tracefs) clearEventFile(name string, problem func(error)) {
+func (t *Tracefs) clearEventFile(name string) error {
 	var err error
 	if strings.HasSuffix(name, "/trigger") {
 		err = t.Truncate(name)
@@ -154,8 +154,9 @@ func (t *Tracefs) clearEventFile(name string, problem func(error)) {
 		err = t.Append(name, []byte("0\n"))
 	}
 	if err != nil && !errors.Is(err, syscall.ENOENT) {
-		problem(err)
+		return fmt.Errorf("clearing %s: %w", name, err)
 	}
+	return nil
 }
 
 // removeTriggers writes "!CMD" for each line of a trigger file
@@ -264,9 +265,9 @@ func (t *Tracefs) RunCase(c *Case, disableFirst bool) Result {
 	}
 	// Leave nothing behind for the next case: static events keep their
 	// filters and triggers across the dynamic_events clear, and a trigger
-	// keeps its event busy. The case's file goes first, then the setup's
-	// files from the last: a hist trigger whose variables a later one
-	// reads cannot be removed before it.
+	// keeps its event busy. A hist trigger whose variables another one
+	// reads cannot go before that one: files that fail are tried again
+	// after the others, until a round clears nothing more.
 	var clear []string
 	if IsEventFile(c.File) {
 		clear = append(clear, c.File)
@@ -277,8 +278,22 @@ func (t *Tracefs) RunCase(c *Case, disableFirst bool) Result {
 		}
 	}
 	defer func() {
-		for _, file := range clear {
-			t.clearEventFile(file, problem)
+		for len(clear) > 0 {
+			var left []string
+			var errs []error
+			for _, file := range clear {
+				if err := t.clearEventFile(file); err != nil {
+					left = append(left, file)
+					errs = append(errs, err)
+				}
+			}
+			if len(left) == len(clear) {
+				for _, err := range errs {
+					problem(err)
+				}
+				return
+			}
+			clear = left
 		}
 	}()
 	dyn := r.Readback
