@@ -271,6 +271,10 @@ func (f *FS) triggerEvent(e EventInfo, evs []EventInfo) *trigger.Event {
 			return false
 		},
 	}
+	ev.SetClock = func(name string) bool {
+		_, err := f.writeTraceClock([]byte(name))
+		return err == nil
+	}
 	ev.ListOf = func(system, event string) (*trigger.List, *trigger.Event) {
 		o, ok := findEvent(evs, system, event)
 		if !ok {

@@ -360,6 +360,7 @@ const (
 	histErrNamedMismatch    = "Named hist trigger doesn't match existing named trigger (includes variables)"
 	histErrTriggerExists    = "Hist trigger already exists"
 	histErrTriggerENOENT    = "Can't clear or continue a nonexistent hist trigger"
+	histErrSetClock         = "Couldn't set trace_clock"
 	histErrBadFieldModifier = "Invalid field modifier"
 	histErrFieldNotFound    = "Couldn't find field"
 	histErrEmptyAssignment  = "Empty assignment"
@@ -527,6 +528,9 @@ func (p *histParser) parse(paramAndFilter string, remove, hidden bool) Result {
 	}
 	if h.cont || h.clear {
 		return p.fail(syscall.ENOENT, histErrTriggerENOENT, 0)
+	}
+	if h.timestamps && ev.SetClock != nil && !ev.SetClock(h.Clock) {
+		return p.fail(syscall.EINVAL, histErrSetClock, p.errpos(h.Clock))
 	}
 	t.Paused = h.pause
 	l.Triggers = append(l.Triggers, t)

@@ -90,6 +90,7 @@ func newWorld(t *testing.T) *world {
 				}
 				return nil
 			},
+			SetClock: func(name string) bool { return name == "global" || name == "mono" },
 			SnapshotTaken: func() bool {
 				for _, l := range w.lists {
 					for _, x := range l.Hists() {
@@ -174,6 +175,9 @@ func TestHistVars(t *testing.T) {
 		{[]string{ts0, "g hist:keys=cc:onmatch(kprobes.f).trace(kt_lat,$ts0,aa)", "g !hist:keys=cc:onmatch(kprobes.f).trace(kt_lat,$ts0,aa)"}, 0, "", 0, ts0Line},
 		{[]string{ts0, "g hist:keys=cc:onmatch(kprobes.f).trace(kt_lat,$ts0,nosuch)"}, syscall.EINVAL, histErrHistCreateFail, 50, ""},
 		{[]string{"f hist:keys=bb:ts0=common_timestamp.usecs", "g hist:keys=cc:onmatch(kprobes.f).trace(kt_lat,$ts0,aa)"}, syscall.EINVAL, histErrHistNotFound, 50, ""},
+		{[]string{"g hist:keys=cc:t=common_timestamp:clock=nosuch"}, syscall.EINVAL, histErrSetClock, 38, ""},
+		{[]string{"g hist:keys=cc:clock=nosuch"}, 0, "", 0, "g hist:keys=cc:vals=hitcount:sort=hitcount:size=2048 [active]\n"},
+		{[]string{"g hist:keys=cc:t=common_timestamp:clock=mono"}, 0, "", 0, "g hist:keys=cc:vals=hitcount:t=common_timestamp:sort=hitcount:size=2048:clock=mono [active]\n"},
 	}
 	for _, tc := range tests {
 		w := newWorld(t)

@@ -149,6 +149,9 @@ type Event struct {
 	// SnapshotTaken reports whether a hist trigger of any event already
 	// has a snapshot() action (the instance has one conditional snapshot).
 	SnapshotTaken func() bool
+	// SetClock sets the instance's trace clock (a hist trigger using
+	// common_timestamp does), false when the clock cannot be set.
+	SetClock func(name string) bool
 }
 
 // EventHists is one event's hist triggers.

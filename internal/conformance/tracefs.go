@@ -203,7 +203,9 @@ func (t *Tracefs) Clear(disableFirst bool) error {
 		}
 		err = t.Truncate(DynamicEvents)
 	}
-	errs = append(errs, err, t.Truncate("error_log"))
+	// A hist trigger using common_timestamp sets the trace clock (to
+	// global by default): every case starts from the kernel's default.
+	errs = append(errs, err, t.Truncate("error_log"), t.Append("trace_clock", []byte("local\n")))
 	return errors.Join(errs...)
 }
 
