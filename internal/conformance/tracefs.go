@@ -205,7 +205,10 @@ func (t *Tracefs) Clear(disableFirst bool) error {
 	}
 	// A hist trigger using common_timestamp sets the trace clock (to
 	// global by default): every case starts from the kernel's default.
-	errs = append(errs, err, t.Truncate("error_log"), t.Append("trace_clock", []byte("local\n")))
+	errs = append(errs, err, t.Truncate("error_log"))
+	if err := t.Append("trace_clock", []byte("local\n")); !errors.Is(err, syscall.ENOENT) {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
