@@ -386,6 +386,9 @@ type histParser struct {
 	// varDefs are the trigger's variable definitions, their text as the
 	// kernel's in-place parsing leaves it.
 	varDefs []varDef
+	// mapVars counts the variables of the trigger's map while its
+	// actions are made.
+	mapVars int
 }
 
 type varDef struct{ name, expr string }

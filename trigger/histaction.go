@@ -261,6 +261,9 @@ func (p *histParser) actionParams(a *Action, params string) Result {
 // and fit.
 func (p *histParser) createActions(h *Hist) Result {
 	saved := false
+	// The trigger's map holds at most maxVars variables: its own, then
+	// those the actions make (tracking values, field variables).
+	p.mapVars = len(h.Vars)
 	for _, a := range h.Actions {
 		if a.Handler != handlerOnMatch {
 			if !strings.HasPrefix(a.VarStr, "$") {
@@ -278,9 +281,10 @@ func (p *histParser) createActions(h *Hist) Result {
 			if a.Handler == handlerOnChange {
 				track = "__change"
 			}
-			if p.ownVar(track) {
+			if p.ownVar(track) || p.mapVars >= maxVars {
 				return p.fail(syscall.EINVAL, histErrOnxVarCreateFail, 0)
 			}
+			p.mapVars++
 		}
 		switch a.Kind {
 		case actionTrace:
@@ -321,10 +325,11 @@ func (p *histParser) fieldVarOf(str string) (*HistField, Result) {
 	// The kernel names the variable by the text its parsing left
 	// ("sched" for "sched.sched_switch.prev_pid").
 	name := str[:trunc]
-	if p.ownVar(name) {
+	if p.ownVar(name) || p.mapVars >= maxVars {
 		p.log(histErrVarCreateFindFail, p.errpos(name))
 		return nil, p.errno(syscall.EINVAL)
 	}
+	p.mapVars++
 	v := *f
 	v.Flags |= flVar
 	v.Var = name

@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -175,6 +176,11 @@ func TestHistVars(t *testing.T) {
 		{[]string{ts0, "g hist:keys=cc:onmatch(kprobes.f).trace(kt_lat,$ts0,aa)", "g !hist:keys=cc:onmatch(kprobes.f).trace(kt_lat,$ts0,aa)"}, 0, "", 0, ts0Line},
 		{[]string{ts0, "g hist:keys=cc:onmatch(kprobes.f).trace(kt_lat,$ts0,nosuch)"}, syscall.EINVAL, histErrHistCreateFail, 50, ""},
 		{[]string{"f hist:keys=bb:ts0=common_timestamp.usecs", "g hist:keys=cc:onmatch(kprobes.f).trace(kt_lat,$ts0,aa)"}, syscall.EINVAL, histErrHistNotFound, 50, ""},
+		// A trigger's map holds 16 variables, those its actions make
+		// included.
+		{[]string{"g hist:keys=cc:" + vars(16) + ":onmax($v0).save(cc)"}, syscall.EINVAL, histErrOnxVarCreateFail, 0, ""},
+		{[]string{"g hist:keys=cc:" + vars(15) + ":onmax($v0).save(cc)"}, syscall.EINVAL, histErrFieldVarCreateFail, 10, ""},
+		{[]string{"g hist:keys=cc:" + vars(14) + ":onmax($v0).save(cc)"}, 0, "", 0, ""},
 		{[]string{"g hist:keys=cc:t=common_timestamp:clock=nosuch"}, syscall.EINVAL, histErrSetClock, 38, ""},
 		{[]string{"g hist:keys=cc:clock=nosuch"}, 0, "", 0, "g hist:keys=cc:vals=hitcount:sort=hitcount:size=2048 [active]\n"},
 		{[]string{"g hist:keys=cc:t=common_timestamp:clock=mono"}, 0, "", 0, "g hist:keys=cc:vals=hitcount:t=common_timestamp:sort=hitcount:size=2048:clock=mono [active]\n"},
@@ -202,6 +208,15 @@ func TestHistVars(t *testing.T) {
 			}
 		}
 	}
+}
+
+// vars is "v0=cc,v1=cc,...": n variable definitions.
+func vars(n int) string {
+	var parts []string
+	for i := 0; i < n; i++ {
+		parts = append(parts, "v"+strconv.Itoa(i)+"=cc")
+	}
+	return strings.Join(parts, ",")
 }
 
 var noTriggers = "# Available triggers:\n# " + strings.Join(Commands, " ") + "\n"
