@@ -426,13 +426,13 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 	if pf == nil {
 		return Result{Errno: syscall.EINVAL}
 	}
-	return p.parse(paramAndFilter, remove, false)
+	return p.parse(paramAndFilter, remove)
 }
 
-// parse parses and applies one hist command on p.list. hidden is a
-// command the kernel itself runs (a field variable's histogram on another
-// event): it logs under the outer command.
-func (p *histParser) parse(paramAndFilter string, remove, hidden bool) Result {
+// parse parses and applies one hist command on p.list. The kernel also
+// runs it itself, for the histograms it makes on other events for field
+// variables: those log under the outer command (p.cmd and p.loc).
+func (p *histParser) parse(paramAndFilter string, remove bool) Result {
 	ev, l := p.ev, p.list
 	// Split "TRIGGER if FILTER": an "if" with a blank on both sides.
 	param := paramAndFilter
@@ -552,7 +552,7 @@ func (p *histParser) dropHidden(h *Hist) {
 			continue
 		}
 		q := &histParser{cmd: p.cmd, loc: p.loc, ev: oev, d: p.d, list: ol}
-		q.parse(hh.cmd, true, true)
+		q.parse(hh.cmd, true)
 	}
 }
 

@@ -477,7 +477,7 @@ func (p *histParser) fieldVarHist(system, event, field string) (*HistField, Resu
 	}
 	cmd := b.String()
 	q := &histParser{cmd: p.cmd, loc: p.loc, ev: oev, d: p.d, list: ol}
-	r := q.parse(cmd, false, true)
+	r := q.parse(cmd, false)
 	p.logs = append(p.logs, q.logs...)
 	if r.Errno != 0 {
 		return nil, p.fail(r.Errno, histErrHistCreateFail, p.errpos(field))
