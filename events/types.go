@@ -167,9 +167,13 @@ type Event struct {
 	// Soft is soft mode: the event has triggers, or is the target of an
 	// enable_event or disable_event trigger. The kernel's probe is then
 	// registered as for an enabled event, which keeps it from removal.
-	Soft   bool
-	Hits   uint64
-	Misses uint64
+	Soft bool
+	// Generated marks a synthetic event that a hist trigger's action
+	// generates: the kernel holds a reference to it, which keeps it from
+	// removal.
+	Generated bool
+	Hits      uint64
+	Misses    uint64
 	// Filter is the event's filter (events/GROUP/EVENT/filter or record's
 	// --filter), nil when none: the eBPF backend compiles it into the
 	// event's programs.

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"syscall"
 
+	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/filter"
+	"github.com/ktrace-dev/ktrace/synth"
 	"github.com/ktrace-dev/ktrace/trigger"
 )
 
@@ -46,9 +48,44 @@ func (b *RegistryBackend) SetSoft(group, name string, on bool) {
 	}
 }
 
+// Generator is a backend whose synthetic events' removal depends on the
+// hist actions generating them (events.Event.Generated).
+type Generator interface {
+	SetGenerated(name string, on bool)
+}
+
+// SetGenerated passes on whether a hist action generates synthetic event
+// name.
+func (b *RegistryBackend) SetGenerated(name string, on bool) { b.R.SetGenerated(name, on) }
+
+// syncGenerated tells the backend which synthetic events hist actions
+// generate.
+func (f *FS) syncGenerated() {
+	g, ok := f.b.(Generator)
+	if !ok {
+		return
+	}
+	used := map[string]bool{}
+	f.mu.Lock()
+	for _, l := range f.triggers {
+		for _, h := range l.Hists() {
+			for _, n := range h.SyntheticEvents() {
+				used[n] = true
+			}
+		}
+	}
+	f.mu.Unlock()
+	for _, e := range f.events() {
+		if e.Group == synth.System {
+			g.SetGenerated(e.Name, used[e.Name])
+		}
+	}
+}
+
 // syncSoft tells the backend which events are in soft mode, after a
-// change of triggers.
+// change of triggers, and which synthetic events hist actions generate.
 func (f *FS) syncSoft() {
+	f.syncGenerated()
 	sm, ok := f.b.(SoftModer)
 	if !ok {
 		return
@@ -104,13 +141,19 @@ func (f *FS) clearTriggers(n node) {
 	k := eventKey{e.Group, e.Name, e.ID}
 	f.mu.Lock()
 	l := f.triggers[k]
+	f.mu.Unlock()
 	if l != nil {
-		l.ClearHist()
+		removed := l.ClearHist(f.histReferenced)
+		ev := f.triggerEvent(e, f.events())
+		for _, h := range removed {
+			trigger.DropHidden(h, ev)
+		}
+		f.mu.Lock()
 		if len(l.Triggers) == 0 {
 			delete(f.triggers, k)
 		}
+		f.mu.Unlock()
 	}
-	f.mu.Unlock()
 	if hb, ok := f.b.(HistBackend); ok && l != nil {
 		// The kernel's truncation cannot fail: the backend has dropped
 		// what it could not keep, and says so itself.
@@ -137,13 +180,37 @@ func (f *FS) softMode(e EventInfo) bool {
 	return false
 }
 
-// writeTrigger is one write(2) to an event's trigger file.
-func (f *FS) writeTrigger(n node, p []byte) (int, error) {
-	evs := f.events()
-	e, ok := findEvent(evs, n.group, n.event)
-	if !ok {
-		return 0, syscall.ENODEV
+// histReferenced reports whether a hist trigger of any event reads a
+// variable of h.
+func (f *FS) histReferenced(h *trigger.Hist) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, l := range f.triggers {
+		for _, x := range l.Hists() {
+			if x.References(h) {
+				return true
+			}
+		}
 	}
+	return false
+}
+
+// SyntheticFinder is a backend that knows the synthetic events'
+// definitions (hist actions generating them are checked against them).
+type SyntheticFinder interface {
+	SyntheticEvent(name string) *synth.Event
+}
+
+// SyntheticEvent is the definition of synthetic event name, nil if none.
+func (b *RegistryBackend) SyntheticEvent(name string) *synth.Event {
+	if ev := b.R.Event(synth.System, name); ev != nil && ev.Kind == events.Synthetic {
+		return ev.Synth
+	}
+	return nil
+}
+
+// triggerEvent is what the trigger parser needs to know of event e.
+func (f *FS) triggerEvent(e EventInfo, evs []EventInfo) *trigger.Event {
 	env := f.filterEnv()
 	var fields *filter.Event
 	if format, ok := f.eventFormat(e.Group, e.Name); ok {
@@ -168,25 +235,95 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 			}
 			return nil
 		},
-		SetClock: func(name string) syscall.Errno {
-			if _, err := f.writeTraceClock([]byte(name)); err != nil {
-				return errnoOf(err)
+		Hists: func(system, event string) ([]*trigger.Hist, bool) {
+			o, ok := findEvent(evs, system, event)
+			if !ok {
+				return nil, false
 			}
-			return 0
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if l := f.triggers[eventKey{o.Group, o.Name, o.ID}]; l != nil {
+				return l.Hists(), true
+			}
+			return nil, true
+		},
+		AllHists: func() []trigger.EventHists {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			var out []trigger.EventHists
+			for k, l := range f.triggers {
+				if hs := l.Hists(); len(hs) > 0 {
+					out = append(out, trigger.EventHists{System: k.group, Name: k.name, Hists: hs})
+				}
+			}
+			return out
+		},
+		Referenced: f.histReferenced,
+		SnapshotTaken: func() bool {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			for _, l := range f.triggers {
+				for _, h := range l.Hists() {
+					if h.HasSnapshot() {
+						return true
+					}
+				}
+			}
+			return false
 		},
 	}
+	ev.SetClock = func(name string) bool {
+		_, err := f.writeTraceClock([]byte(name))
+		return err == nil
+	}
+	ev.ListOf = func(system, event string) (*trigger.List, *trigger.Event) {
+		o, ok := findEvent(evs, system, event)
+		if !ok {
+			return nil, nil
+		}
+		k := eventKey{o.Group, o.Name, o.ID}
+		f.mu.Lock()
+		l := f.triggers[k]
+		if l == nil {
+			l = &trigger.List{}
+			f.triggers[k] = l
+		}
+		f.mu.Unlock()
+		return l, f.triggerEvent(o, evs)
+	}
+	if sf, ok := f.b.(SyntheticFinder); ok {
+		ev.Synthetic = sf.SyntheticEvent
+	}
+	return ev
+}
+
+// writeTrigger is one write(2) to an event's trigger file.
+func (f *FS) writeTrigger(n node, p []byte) (int, error) {
+	evs := f.events()
+	e, ok := findEvent(evs, n.group, n.event)
+	if !ok {
+		return 0, syscall.ENODEV
+	}
+	ev := f.triggerEvent(e, evs)
 	k := eventKey{e.Group, e.Name, e.ID}
 	f.mu.Lock()
 	l, ok := f.triggers[k]
 	if !ok {
 		l = &trigger.List{}
 	}
+	// A hist write may change other events' lists (histograms the kernel
+	// makes for field variables): all are restored if the backend refuses.
+	saved := map[*trigger.List]trigger.Saved{l: l.Save()}
+	for _, o := range f.triggers {
+		saved[o] = o.Save()
+	}
 	f.mu.Unlock()
-	saved := l.Save()
 	r := l.Write(p, ev)
 	if hb, ok := f.b.(HistBackend); ok && r.Errno == 0 {
 		if err := hb.SetTriggers(e.Group, e.Name, l); err != nil {
-			l.Restore(saved)
+			for o, s := range saved {
+				o.Restore(s)
+			}
 			r = trigger.Result{Errno: errnoOf(err)}
 		}
 	}
@@ -195,6 +332,11 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 		f.triggers[k] = l
 	} else {
 		delete(f.triggers, k)
+	}
+	for k, o := range f.triggers {
+		if len(o.Triggers) == 0 {
+			delete(f.triggers, k)
+		}
 	}
 	f.mu.Unlock()
 	f.syncSoft()

@@ -70,6 +70,14 @@ func histSpec(t *trigger.Trigger) (*bpfcode.Hist, error) {
 	if len(h.Vars) > 0 {
 		return nil, unsupported("variables")
 	}
+	if len(h.Actions) > 0 {
+		return nil, unsupported("handlers (onmatch, onmax, onchange)")
+	}
+	for _, f := range append(append([]*trigger.HistField(nil), h.Keys...), h.Vals...) {
+		if f.IsComputed() {
+			return nil, unsupported("expressions and variable references")
+		}
+	}
 	slots, size := h.KeyLayout()
 	spec := &bpfcode.Hist{KeySize: size, Filter: t.Filter}
 	for _, s := range slots {

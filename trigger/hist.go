@@ -42,6 +42,10 @@ const (
 	flKey
 	flVar
 	flString
+	flVarRef
+	flExpr
+	flConst
+	flAlias
 )
 
 // HistField is a key, a value or a variable of a hist trigger.
@@ -62,7 +66,30 @@ type HistField struct {
 	// "common_cpu"): the generic field's, which the hist file and sort
 	// keys name it by (the trigger line prints common_cpu).
 	cpuName string
+	// Type is the C type of the value (the event field's, "u64" for
+	// timestamps and constants, an expression's first operand's), which
+	// synthetic-event parameters are checked against.
+	Type string
+	// Expr is an expression's text ("a+b"), a reference's variable name.
+	Expr string
+	// Op and Operands make an expression (Op is '+', '-', '*', '/', or
+	// 'u' for unary minus); a variable defined as a reference holds the
+	// reference as its operand.
+	Op       byte
+	Operands []*HistField
+	// Const is a numeric constant's value.
+	Const uint64
+	// RefVar is the variable a reference (or an alias) reads; RefSystem
+	// and RefEvent are set when the reference named them.
+	RefVar              *HistField
+	RefSystem, RefEvent string
+	// owner is the trigger a variable belongs to.
+	owner *Hist
 }
+
+// IsComputed reports a field ktrace's programs cannot produce: an
+// expression, a constant, or a variable reference.
+func (f *HistField) IsComputed() bool { return f.Flags&(flExpr|flConst|flVarRef|flAlias) != 0 }
 
 // IsCPU, IsStacktrace and IsTimestamp tell the fields that are no event
 // field (common_cpu, the stack trace, common_timestamp); Log2 and Usecs
@@ -89,6 +116,12 @@ func (f *HistField) print(b *strings.Builder) {
 	switch {
 	case f.Flags&flCPU != 0:
 		b.WriteString("common_cpu")
+	case f.Flags&flConst != 0:
+		fmt.Fprintf(b, "%d", f.Const)
+	case f.Flags&(flVarRef|flAlias) != 0:
+		b.WriteString("$" + f.name())
+	case f.Flags&flExpr != 0:
+		b.WriteString(f.Expr)
 	case f.Flags&flStacktrace != 0 && f.Name == "" && f.legacy:
 		b.WriteString("stacktrace")
 	case f.Flags&flStacktrace != 0 && f.Name == "":
@@ -100,7 +133,7 @@ func (f *HistField) print(b *strings.Builder) {
 	case f.Flags&flHitcount != 0:
 		b.WriteString("hitcount")
 	}
-	if f.Flags&flStacktrace == 0 {
+	if f.Flags&(flStacktrace|flVarRef|flExpr) == 0 {
 		if m := f.modifier(); m != "" {
 			b.WriteString("." + m)
 		}
@@ -137,10 +170,16 @@ func (f *HistField) name() string {
 	switch {
 	case f.Flags&flCPU != 0 && f.cpuName != "":
 		return f.cpuName
-	case f.Flags&flCPU != 0:
-		return "common_cpu"
 	case f.Name != "":
 		return f.Name
+	case f.Flags&flAlias != 0 && len(f.Operands) == 1:
+		return f.Operands[0].name()
+	case f.Flags&flCPU != 0:
+		return "common_cpu"
+	case f.Flags&flVarRef != 0 && f.RefSystem != "":
+		return f.RefSystem + "." + f.RefEvent + "." + f.Expr
+	case f.Flags&(flExpr|flVarRef) != 0:
+		return f.Expr
 	case f.Flags&flTimestamp != 0:
 		return "common_timestamp"
 	case f.Flags&flHitcount != 0:
@@ -169,8 +208,49 @@ type Hist struct {
 	pause      bool
 	cont       bool
 	clear      bool
+	// Actions are the handlers (onmatch, onmax, onchange) in the order
+	// written.
+	Actions []*Action
+	// refs are the trigger's variable references (to its own variables
+	// and to other triggers'); a trigger whose variables another trigger
+	// references cannot be removed.
+	refs []*HistField
+	// hidden are the hist triggers made on other events for action
+	// parameters naming their fields; they go with this trigger.
+	hidden []hiddenHist
 	// The attribute texts, until the fields are made from them.
 	keysStr, valsStr, sortStr *string
+	assigns, actionStrs       []string
+}
+
+// hiddenHist is a hist trigger the kernel made on another event for a
+// field variable: the event and the command that made it.
+type hiddenHist struct {
+	system, event, cmd string
+}
+
+// References reports whether h reads a variable of o (o != h).
+func (h *Hist) References(o *Hist) bool {
+	if h == o {
+		return false
+	}
+	for _, r := range h.refs {
+		if r.RefVar != nil && r.RefVar.owner == o {
+			return true
+		}
+	}
+	return false
+}
+
+// SyntheticEvents lists the synthetic events h's actions generate.
+func (h *Hist) SyntheticEvents() []string {
+	var out []string
+	for _, a := range h.Actions {
+		if a.Kind == actionTrace && a.synth != "" {
+			out = append(out, a.synth)
+		}
+	}
+	return out
 }
 
 // spec is the trigger-file line without the filter and state.
@@ -235,6 +315,9 @@ func (h *Hist) spec() string {
 	if h.NoHitcount {
 		b.WriteString(":nohitcount")
 	}
+	for _, a := range h.Actions {
+		a.print(&b)
+	}
 	return b.String()
 }
 
@@ -265,6 +348,14 @@ func (h *Hist) same(o *Hist) bool {
 			return false
 		}
 	}
+	if len(h.Actions) != len(o.Actions) {
+		return false
+	}
+	for i, a := range h.Actions {
+		if !a.same(o.Actions[i]) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -279,6 +370,7 @@ const (
 	histErrNamedMismatch    = "Named hist trigger doesn't match existing named trigger (includes variables)"
 	histErrTriggerExists    = "Hist trigger already exists"
 	histErrTriggerENOENT    = "Can't clear or continue a nonexistent hist trigger"
+	histErrSetClock         = "Couldn't set trace_clock"
 	histErrBadFieldModifier = "Invalid field modifier"
 	histErrFieldNotFound    = "Couldn't find field"
 	histErrEmptyAssignment  = "Empty assignment"
@@ -288,17 +380,28 @@ const (
 	histErrInvalidSortField = "Sort field must be a key or a val"
 	histErrTooManyVars      = "Too many variables defined"
 	histErrNeedNoHCVal      = "Non-hitcount value is required for 'nohitcount'"
-	histErrSetClockFail     = "Couldn't set trace_clock"
 )
 
-// histParser holds one hist write's state: the command as logged and
-// where its errors go.
+// histParser holds one hist write's state: the command as logged, where
+// its errors go and the error_log entries logged so far (the kernel logs
+// some errors and goes on, and keeps what it logged on success).
 type histParser struct {
-	cmd string // "hist:" + the parameter, as last_cmd holds it
-	loc string // "hist:SYSTEM:EVENT"
-	ev  *Event
-	d   *grammar.Dialect
+	cmd  string // "hist:" + the parameter, as last_cmd holds it
+	loc  string // "hist:SYSTEM:EVENT"
+	ev   *Event
+	d    *grammar.Dialect
+	list *List // the event's triggers
+	h    *Hist // the trigger being made
+	logs []events.LogEntry
+	// varDefs are the trigger's variable definitions, their text as the
+	// kernel's in-place parsing leaves it.
+	varDefs []varDef
+	// mapVars counts the variables of the trigger's map while its
+	// actions are made.
+	mapVars int
 }
+
+type varDef struct{ name, expr string }
 
 func (p *histParser) errpos(s string) int {
 	if i := strings.Index(p.cmd, s); i >= 0 {
@@ -307,8 +410,20 @@ func (p *histParser) errpos(s string) int {
 	return 0
 }
 
+// log adds an error_log entry.
+func (p *histParser) log(msg string, pos int) {
+	p.logs = append(p.logs, events.LogEntry{Subsys: p.loc, Msg: msg, Cmd: p.cmd, Pos: pos})
+}
+
+// fail logs msg and fails with errno.
 func (p *histParser) fail(errno syscall.Errno, msg string, pos int) Result {
-	return Result{Errno: errno, Logs: []events.LogEntry{{Subsys: p.loc, Msg: msg, Cmd: p.cmd, Pos: pos}}}
+	p.log(msg, pos)
+	return p.errno(errno)
+}
+
+// errno fails with errno, keeping what was logged.
+func (p *histParser) errno(errno syscall.Errno) Result {
+	return Result{Errno: errno, Logs: p.logs}
 }
 
 // parseHist is event_hist_trigger_parse.
@@ -317,10 +432,18 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 	if pf != nil {
 		paramAndFilter = *pf
 	}
-	p := &histParser{cmd: "hist:" + paramAndFilter, loc: "hist:" + ev.System + ":" + ev.Name, ev: ev, d: ev.Env.Dialect}
+	p := &histParser{cmd: "hist:" + paramAndFilter, loc: "hist:" + ev.System + ":" + ev.Name, ev: ev, d: ev.Env.Dialect, list: l}
 	if pf == nil {
 		return Result{Errno: syscall.EINVAL}
 	}
+	return p.parse(paramAndFilter, remove)
+}
+
+// parse parses and applies one hist command on p.list. The kernel also
+// runs it itself, for the histograms it makes on other events for field
+// variables: those log under the outer command (p.cmd and p.loc).
+func (p *histParser) parse(paramAndFilter string, remove bool) Result {
+	ev, l := p.ev, p.list
 	// Split "TRIGGER if FILTER": an "if" with a blank on both sides.
 	param := paramAndFilter
 	var filt *string
@@ -331,14 +454,14 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 		}
 		i += at
 		if i == 0 {
-			return Result{Errno: syscall.EINVAL}
+			return p.errno(syscall.EINVAL)
 		}
 		if c := paramAndFilter[i-1]; c != ' ' && c != '\t' {
 			at = i + 1
 			continue
 		}
 		if i >= len(paramAndFilter)-len("if")-1 {
-			return Result{Errno: syscall.EINVAL}
+			return p.errno(syscall.EINVAL)
 		}
 		if c := paramAndFilter[i+2]; c != ' ' && c != '\t' {
 			at = i + 1
@@ -354,7 +477,11 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 	if r.Errno != 0 {
 		return r
 	}
-	if r := p.fields(h); r.Errno != 0 {
+	p.h = h
+	if r := p.parseActions(h); r.Errno != 0 {
+		return r
+	}
+	if r := p.fields(h, remove); r.Errno != 0 {
 		return r
 	}
 	if r := p.sortKeys(h); r.Errno != 0 {
@@ -362,14 +489,45 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 	}
 	t := &Trigger{Cmd: "hist", Hist: h, Count: -1}
 	if r := setFilter(t, filt, ev); r.Errno != 0 {
+		r.Logs = append(p.logs, r.Logs...)
 		return r
 	}
+	done := Result{Logs: p.logs}
 	match := func(x *Trigger) bool {
 		return x.Hist != nil && x.Hist.same(h) && x.FilterText == t.FilterText && x.Hist.Name == h.Name
 	}
 	if remove {
-		l.remove(match)
-		return Result{}
+		for _, x := range l.Triggers {
+			if !match(x) {
+				continue
+			}
+			if ev.Referenced != nil && ev.Referenced(x.Hist) {
+				return p.errno(syscall.EBUSY)
+			}
+			l.remove(func(y *Trigger) bool { return y == x })
+			p.dropHidden(x.Hist)
+			break
+		}
+		return done
+	}
+	if h.pause || h.cont || h.clear {
+		for _, x := range l.Triggers {
+			if !match(x) {
+				continue
+			}
+			switch {
+			case h.pause:
+				x.Paused = true
+			case h.cont:
+				x.Paused = false
+			default:
+				x.Clears++
+			}
+			return done
+		}
+	}
+	if r := p.createActions(h); r.Errno != 0 {
+		return r
 	}
 	if h.Name != "" && ev.Named != nil {
 		if o := ev.Named(h.Name); o != nil && !o.same(h) {
@@ -377,34 +535,35 @@ func (l *List) parseHist(buff, glob string, pf *string, remove bool, ev *Event) 
 		}
 	}
 	for _, x := range l.Triggers {
-		if x.Hist == nil || !match(x) {
-			continue
-		}
-		switch {
-		case h.pause:
-			x.Paused = true
-		case h.cont:
-			x.Paused = false
-		case h.clear:
-			x.Clears++
-		default:
+		if match(x) {
 			return p.fail(syscall.EEXIST, histErrTriggerExists, 0)
 		}
-		return Result{}
 	}
 	if h.cont || h.clear {
 		return p.fail(syscall.ENOENT, histErrTriggerENOENT, 0)
 	}
-	// A histogram with timestamps sets the instance's trace clock
-	// (clock=, default global) as it is registered.
-	if h.timestamps && ev.SetClock != nil {
-		if errno := ev.SetClock(h.Clock); errno != 0 {
-			return p.fail(errno, histErrSetClockFail, p.errpos(h.Clock))
-		}
+	if h.timestamps && ev.SetClock != nil && !ev.SetClock(h.Clock) {
+		return p.fail(syscall.EINVAL, histErrSetClock, p.errpos(h.Clock))
 	}
 	t.Paused = h.pause
 	l.Triggers = append(l.Triggers, t)
-	return Result{}
+	return Result{Logs: p.logs}
+}
+
+// dropHidden removes the field-variable histograms trigger h made on
+// other events (unregister_field_var_hists).
+func (p *histParser) dropHidden(h *Hist) {
+	for _, hh := range h.hidden {
+		if p.ev.ListOf == nil {
+			return
+		}
+		ol, oev := p.ev.ListOf(hh.system, hh.event)
+		if ol == nil {
+			continue
+		}
+		q := &histParser{cmd: p.cmd, loc: p.loc, ev: oev, d: p.d, list: ol}
+		q.parse(hh.cmd, true)
+	}
 }
 
 // attrs is parse_hist_trigger_attrs.
@@ -428,21 +587,21 @@ func (p *histParser) attrs(param string) (*Hist, Result) {
 			case strings.HasPrefix(str, "size="):
 				v, err := grammar.ParseUint64(str[5:], 0)
 				if err != nil {
-					return nil, Result{Errno: syscall.EINVAL}
+					return nil, p.errno(syscall.EINVAL)
 				}
 				bits := 0
 				for 1<<bits < v {
 					bits++
 				}
 				if bits < minBits || bits > maxBits {
-					return nil, Result{Errno: syscall.EINVAL}
+					return nil, p.errno(syscall.EINVAL)
 				}
 				h.Bits = bits
 			default:
-				if len(h.Vars) == maxVars {
+				if len(h.assigns) == maxVars {
 					return nil, p.fail(syscall.EINVAL, histErrTooManyVars, p.errpos(str))
 				}
-				h.Vars = append(h.Vars, &HistField{Var: str[:eq], Name: str[eq+1:]})
+				h.assigns = append(h.assigns, str)
 			}
 			continue
 		}
@@ -455,14 +614,14 @@ func (p *histParser) attrs(param string) (*Hist, Result) {
 			h.cont = true
 		case str == "clear":
 			h.clear = true
+		case len(h.actionStrs) < maxActions && (strings.HasPrefix(str, "onmatch(") || strings.HasPrefix(str, "onmax(") || strings.HasPrefix(str, "onchange(")):
+			h.actionStrs = append(h.actionStrs, str)
 		default:
-			// Handlers (onmatch, onmax, onchange) and anything else:
-			// ktrace has no synthetic-event actions.
-			return nil, Result{Errno: syscall.EINVAL}
+			return nil, p.errno(syscall.EINVAL)
 		}
 	}
 	if lists[listKeys] == nil {
-		return nil, Result{Errno: syscall.EINVAL}
+		return nil, p.errno(syscall.EINVAL)
 	}
 	h.keysStr, h.valsStr, h.sortStr = lists[listKeys], lists[listVals], lists[listSort]
 	return h, Result{}

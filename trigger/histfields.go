@@ -8,8 +8,26 @@ import (
 	"github.com/ktrace-dev/ktrace/grammar"
 )
 
-// fields is create_hist_fields: values, then variables, then keys.
-func (p *histParser) fields(h *Hist) Result {
+// fields is create_hist_fields: the variable definitions, then values,
+// variables and keys.
+func (p *histParser) fields(h *Hist, remove bool) Result {
+	// parse_var_defs: each assignment holds NAME=EXPR items split on ','.
+	for _, a := range h.assigns {
+		for j, item := range strings.Split(a, ",") {
+			if j == maxVars {
+				// The kernel reads no more of one assignment.
+				break
+			}
+			name, expr, ok := strings.Cut(item, "=")
+			if !ok {
+				return p.fail(syscall.EINVAL, histErrMalformed, p.errpos(name))
+			}
+			if len(p.varDefs) == maxVars {
+				return p.fail(syscall.EINVAL, histErrTooManyVars, p.errpos(name))
+			}
+			p.varDefs = append(p.varDefs, varDef{name, expr})
+		}
+	}
 	if h.valsStr != nil {
 		items := strings.Split(*h.valsStr, ",")
 		n := 1 // hitcount
@@ -19,11 +37,11 @@ func (p *histParser) fields(h *Hist) Result {
 			}
 			if n == maxVals {
 				if rest := strings.Join(items[i:], ","); rest != "hitcount" {
-					return Result{Errno: syscall.EINVAL}
+					return p.errno(syscall.EINVAL)
 				}
 				break
 			}
-			f, r := p.field(s, 0)
+			f, _, r := p.field(s, 0, "")
 			if r.Errno != 0 {
 				return r
 			}
@@ -34,13 +52,25 @@ func (p *histParser) fields(h *Hist) Result {
 	if h.NoHitcount && len(h.Vals) == 0 {
 		return p.fail(syscall.ENOENT, histErrNeedNoHCVal, 0)
 	}
-	for i, v := range h.Vars {
-		f, r := p.field(v.Name, flVar)
+	for i := range p.varDefs {
+		d := &p.varDefs[i]
+		if !remove && p.ownVar(d.name) {
+			return p.fail(syscall.EINVAL, histErrDuplicateVar, p.errpos(d.name))
+		}
+		f, trunc, r := p.field(d.expr, flVar, d.name)
 		if r.Errno != 0 {
 			return r
 		}
-		f.Var = v.Var
-		h.Vars[i] = f
+		if f.Flags&flExecname != 0 {
+			// update_var_execname: the variable holds the comm.
+			f.Flags = flString | flVar | flExecname
+			f.Size, f.Signed, f.Type = filter.MaxStringLen, false, "char[]"
+		}
+		f.Flags |= flVar
+		f.Var = d.name
+		f.owner = h
+		d.expr = d.expr[:trunc]
+		h.Vars = append(h.Vars, f)
 	}
 	size := 0
 	items := strings.Split(*h.keysStr, ",")
@@ -48,40 +78,38 @@ func (p *histParser) fields(h *Hist) Result {
 		if i == maxKeys {
 			// create_key_fields parses the first keys, then refuses
 			// what is left.
-			return Result{Errno: syscall.EINVAL}
+			return p.errno(syscall.EINVAL)
 		}
 		var f *HistField
 		if s == "stacktrace" {
-			f = &HistField{Flags: flStacktrace | flKey, Size: 16 * 8, legacy: !p.d.FilterStacktrace}
+			f = &HistField{Flags: flStacktrace | flKey, Size: 16 * 8, legacy: !p.d.FilterStacktrace, Type: "unsigned long[]"}
 		} else {
 			var r Result
-			f, r = p.field(s, flKey)
+			f, _, r = p.field(s, flKey, "")
 			if r.Errno != 0 {
 				return r
+			}
+			if hasVars(f, 0) {
+				return p.fail(syscall.EINVAL, histErrInvalidRefKey, p.errpos(s))
 			}
 		}
 		size += (f.Size + 7) &^ 7
 		if size > maxKeySize {
-			return Result{Errno: syscall.EINVAL}
+			return p.errno(syscall.EINVAL)
 		}
 		h.Keys = append(h.Keys, f)
-	}
-	// A common_timestamp anywhere sets the clock (enable_timestamps),
-	// which the trigger line then names.
-	for _, f := range append(append(append([]*HistField(nil), h.Keys...), h.Vals...), h.Vars...) {
-		if f.Flags&flTimestamp != 0 {
-			h.timestamps = true
-		}
 	}
 	return Result{}
 }
 
-// field is parse_atom and parse_field, with the value and variable rules
-// of __create_val_field: [SYSTEM.EVENT.]NAME[.MODIFIER].
-func (p *histParser) field(str string, flags int) (*HistField, Result) {
-	f, r := p.atom(str, flags)
+// field is parse_expr with the value and variable rules of
+// __create_val_field; it returns the text left by in-place parsing (see
+// expr).
+func (p *histParser) field(str string, flags int, varName string) (*HistField, int, Result) {
+	n := 0
+	f, trunc, r := p.expr(str, flags, varName, &n)
 	if r.Errno != 0 {
-		return nil, r
+		return nil, 0, r
 	}
 	var refused int
 	switch {
@@ -98,9 +126,9 @@ func (p *histParser) field(str string, flags int) (*HistField, Result) {
 		}
 	}
 	if f.Flags&refused != 0 {
-		return nil, p.fail(syscall.EINVAL, histErrBadFieldModifier, p.errpos(str))
+		return nil, 0, p.fail(syscall.EINVAL, histErrBadFieldModifier, p.errpos(str))
 	}
-	return f, Result{}
+	return f, trunc, Result{}
 }
 
 // plainModifiers are the field modifiers that take no value and fit every
@@ -114,14 +142,45 @@ var plainModifiers = map[string]int{
 	"usecs":      flUsecs,
 }
 
-// atom is parse_atom: a name with two dots is SYSTEM.EVENT.VAR, whose
-// last part is then taken for a field (ktrace has no variables to refer
-// to).
-func (p *histParser) atom(str string, flags int) (*HistField, Result) {
-	if i := strings.IndexByte(str, '.'); i >= 0 && strings.IndexByte(str[i+1:], '.') >= 0 {
-		_, rest, _ := strings.Cut(str, ".")
-		_, str, _ = strings.Cut(rest, ".")
+// atom is parse_atom: a numeric constant, a variable reference ("$v",
+// "SYSTEM.EVENT.$v") or a field ([SYSTEM.EVENT.]NAME[.MODIFIER]). It
+// returns the field and the text left by in-place parsing.
+func (p *histParser) atom(str string, flags int, varName string) (*HistField, int, Result) {
+	if str != "" && str[0] >= '0' && str[0] <= '9' {
+		v, err := grammar.ParseUint64(str, 0)
+		if err != nil {
+			return nil, 0, p.fail(syscall.EINVAL, histErrExpectNumber, p.errpos(str))
+		}
+		return &HistField{Flags: flags | flConst, Var: varName, Const: v, Size: 8, Type: "u64", Expr: str}, len(str), Result{}
 	}
+	trunc := len(str)
+	var system, event string
+	qualified := false
+	if i := strings.IndexByte(str, '.'); i >= 0 && strings.IndexByte(str[i+1:], '.') >= 0 {
+		trunc = i
+		var rest string
+		system, rest, _ = strings.Cut(str, ".")
+		event, str, _ = strings.Cut(rest, ".")
+		qualified = true
+	}
+	if s, ok := p.localVarRef(system, event, qualified, str); ok {
+		str = s
+	} else if ref := p.varRef(system, event, qualified, str); ref != nil {
+		if varName != "" {
+			return alias(ref, varName), trunc, Result{}
+		}
+		return ref, trunc, Result{}
+	}
+	f, r := p.parseField(str, flags)
+	if r.Errno != 0 {
+		return nil, 0, r
+	}
+	f.Var = varName
+	return f, trunc, Result{}
+}
+
+// parseField is parse_field and create_hist_field: NAME[.MODIFIER].
+func (p *histParser) parseField(str string, flags int) (*HistField, Result) {
 	name, mod, hasMod := strings.Cut(str, ".")
 	f := &HistField{Flags: flags}
 	bad := func() (*HistField, Result) {
@@ -162,17 +221,20 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 	switch name {
 	case "common_timestamp":
 		f.Flags |= flTimestamp
-		f.Size = 8
+		f.Size, f.Type = 8, "u64"
+		if p.h != nil {
+			p.h.timestamps = true
+		}
 	case "common_cpu":
 		f.Flags |= flCPU
-		f.Size = 4
+		f.Size, f.Type = 4, "unsigned int"
 		f.cpuName = name
 	case "common_stacktrace":
 		if !p.d.FilterStacktrace {
 			return nil, p.fail(syscall.EINVAL, histErrFieldNotFound, p.errpos(name))
 		}
 		f.Flags |= flStacktrace
-		f.Size = 16 * 8
+		f.Size, f.Type = 16*8, "unsigned long[]"
 	case "hitcount":
 		if !p.d.HistNoHitcount {
 			// Before 6.3 "hitcount" is a value only when bare (and
@@ -180,18 +242,18 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 			return nil, p.fail(syscall.EINVAL, histErrFieldNotFound, p.errpos(name))
 		}
 		f.Flags |= flHitcount
-		f.Size = 8
+		f.Size, f.Type = 8, "u64"
 	default:
 		fl := p.ev.Fields.Lookup(name, p.d)
 		if fl == nil || fl.Size == 0 {
 			switch {
 			case fl != nil && fl.Class == filter.CPU:
 				f.Flags |= flCPU
-				f.Size = 4
+				f.Size, f.Type = 4, "unsigned int"
 				f.cpuName = fl.Name
 			case fl != nil && fl.Class == filter.Stacktrace:
 				f.Flags |= flStacktrace
-				f.Size = 16 * 8
+				f.Size, f.Type = 16*8, "unsigned long[]"
 			default:
 				return nil, p.fail(syscall.EINVAL, histErrFieldNotFound, p.errpos(name))
 			}
@@ -201,6 +263,7 @@ func (p *histParser) atom(str string, flags int) (*HistField, Result) {
 		f.Size = fl.Size
 		f.Signed = fl.Signed
 		f.Field = fl
+		f.Type = fl.Type
 		if fl.IsString() && fl.Class != filter.PtrString {
 			f.Flags |= flString
 			f.Size = filter.MaxStringLen

@@ -8,6 +8,7 @@ import (
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/synth"
 )
 
 // maxWrite is PAGE_SIZE: a trigger write of this size or more is EINVAL.
@@ -130,9 +131,44 @@ type Event struct {
 	// Named finds the hist trigger named name on any event (name=),
 	// nil when none.
 	Named func(name string) *Hist
-	// SetClock selects the instance's trace clock (a histogram with
-	// timestamps does as it is registered); nil leaves it alone.
-	SetClock func(name string) syscall.Errno
+	// Hists lists the hist triggers of SYSTEM:EVENT in list order
+	// (variable lookups), ok false when there is no such event.
+	Hists func(system, event string) (hists []*Hist, ok bool)
+	// AllHists lists every event's hist triggers.
+	AllHists func() []EventHists
+	// Referenced reports whether a hist trigger of any event reads a
+	// variable of h.
+	Referenced func(h *Hist) bool
+	// ListOf is the trigger list of another event, and that event, for
+	// the histograms the kernel makes there itself (nil when there is no
+	// such event).
+	ListOf func(system, event string) (*List, *Event)
+	// Synthetic finds a synthetic event's definition (onmatch().trace()),
+	// nil when there is none.
+	Synthetic func(name string) *synth.Event
+	// SnapshotTaken reports whether a hist trigger of any event already
+	// has a snapshot() action (the instance has one conditional snapshot).
+	SnapshotTaken func() bool
+	// SetClock sets the instance's trace clock (a hist trigger using
+	// common_timestamp does), false when the clock cannot be set.
+	SetClock func(name string) bool
+}
+
+// EventHists is one event's hist triggers.
+type EventHists struct {
+	System, Name string
+	Hists        []*Hist
+}
+
+// Hists lists l's hist triggers.
+func (l *List) Hists() []*Hist {
+	var out []*Hist
+	for _, t := range l.Triggers {
+		if t.Hist != nil {
+			out = append(out, t.Hist)
+		}
+	}
+	return out
 }
 
 // List is one event's triggers, in the kernel's list order.
@@ -155,15 +191,43 @@ func (l *List) Text() string {
 }
 
 // ClearHist removes the hist triggers (an O_TRUNC open of the trigger
-// file).
-func (l *List) ClearHist() {
+// file); none goes when another trigger reads a variable of one of them
+// (referenced may be nil).
+func (l *List) ClearHist(referenced func(*Hist) bool) (removed []*Hist) {
+	if referenced != nil {
+		for _, t := range l.Triggers {
+			if t.Hist != nil && referenced(t.Hist) {
+				return nil
+			}
+		}
+	}
 	out := l.Triggers[:0]
 	for _, t := range l.Triggers {
 		if t.Hist == nil {
 			out = append(out, t)
+		} else {
+			removed = append(removed, t.Hist)
 		}
 	}
 	l.Triggers = out
+	return removed
+}
+
+// DropHidden removes the hist triggers the kernel made on other events
+// for h's field variables, once h is gone (ev is h's event).
+func DropHidden(h *Hist, ev *Event) {
+	p := &histParser{ev: ev, d: ev.Env.Dialect}
+	p.dropHidden(h)
+}
+
+// HasSnapshot reports whether h has a snapshot() action.
+func (h *Hist) HasSnapshot() bool {
+	for _, a := range h.Actions {
+		if a.Kind == actionSnapshot {
+			return true
+		}
+	}
+	return false
 }
 
 // Targets reports whether an enable/disable trigger of l acts on

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -142,7 +143,7 @@ func EventNames(readback []string) []string {
 // clearEventFile removes what a case wrote to an events/ file: a filter
 // is set to "0"; triggers go by an O_TRUNC open (which removes hist
 // triggers only) and a "!" removal of each remaining one.
-func (t *Tracefs) clearEventFile(name string, problem func(error)) {
+func (t *Tracefs) clearEventFile(name string) error {
 	var err error
 	if strings.HasSuffix(name, "/trigger") {
 		err = t.Truncate(name)
@@ -153,8 +154,9 @@ func (t *Tracefs) clearEventFile(name string, problem func(error)) {
 		err = t.Append(name, []byte("0\n"))
 	}
 	if err != nil && !errors.Is(err, syscall.ENOENT) {
-		problem(err)
+		return fmt.Errorf("clearing %s: %w", name, err)
 	}
+	return nil
 }
 
 // removeTriggers writes "!CMD" for each line of a trigger file
@@ -202,12 +204,11 @@ func (t *Tracefs) Clear(disableFirst bool) error {
 		}
 		err = t.Truncate(DynamicEvents)
 	}
+	// A hist trigger using common_timestamp sets the trace clock (to
+	// global by default): every case starts from the kernel's default.
 	errs = append(errs, err, t.Truncate("error_log"))
-	// A histogram with timestamps set the trace clock, which stays when
-	// the histogram goes; the next case and the scripts start from the
-	// default.
-	if s, rerr := t.Read("trace_clock"); rerr == nil && !strings.Contains(s, "[local]") {
-		errs = append(errs, t.Append("trace_clock", []byte("local\n")))
+	if err := t.Append("trace_clock", []byte("local\n")); !errors.Is(err, syscall.ENOENT) {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -267,16 +268,40 @@ func (t *Tracefs) RunCase(c *Case, disableFirst bool) Result {
 				r.Hist = Lines(s)
 			}
 		}
-		// Leave nothing behind for the next case: static events keep
-		// their filters and triggers across the dynamic_events clear, and
-		// a trigger keeps its event busy.
-		defer t.clearEventFile(c.File, problem)
 	}
-	for _, s := range c.Setup {
-		if file, _ := SetupTarget(s, c.File); IsEventFile(file) && file != c.File {
-			defer t.clearEventFile(file, problem)
+	// Leave nothing behind for the next case: static events keep their
+	// filters and triggers across the dynamic_events clear, and a trigger
+	// keeps its event busy. A hist trigger whose variables another one
+	// reads cannot go before that one: files that fail are tried again
+	// after the others, until a round clears nothing more.
+	var clear []string
+	if IsEventFile(c.File) {
+		clear = append(clear, c.File)
+	}
+	for i := len(c.Setup) - 1; i >= 0; i-- {
+		if file, _ := SetupTarget(c.Setup[i], c.File); IsEventFile(file) && !slices.Contains(clear, file) {
+			clear = append(clear, file)
 		}
 	}
+	defer func() {
+		for len(clear) > 0 {
+			var left []string
+			var errs []error
+			for _, file := range clear {
+				if err := t.clearEventFile(file); err != nil {
+					left = append(left, file)
+					errs = append(errs, err)
+				}
+			}
+			if len(left) == len(clear) {
+				for _, err := range errs {
+					problem(err)
+				}
+				return
+			}
+			clear = left
+		}
+	}()
 	dyn := r.Readback
 	if c.File != DynamicEvents {
 		if s, err := t.Read(DynamicEvents); err != nil {
