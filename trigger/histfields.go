@@ -29,24 +29,30 @@ func (p *histParser) fields(h *Hist, remove bool) Result {
 		}
 	}
 	if h.valsStr != nil {
+		// create_val_fields: at most maxVals items are looked at (a
+		// skipped hitcount counts) while there is room for a value;
+		// what is left must be a lone "hitcount". A bare hitcount is the
+		// implicit column: 6.1 skips every one, 6.12 only the first
+		// (later ones are value columns).
 		items := strings.Split(*h.valsStr, ",")
-		n := 1 // hitcount
-		for i, s := range items {
-			if s == "hitcount" && !h.NoHitcount {
-				continue
-			}
-			if n == maxVals {
-				if rest := strings.Join(items[i:], ","); rest != "hitcount" {
-					return p.errno(syscall.EINVAL)
+		i, j, nHit := 0, 1, 0
+		for ; i < maxVals && j < maxVals && i < len(items); i++ {
+			s := items[i]
+			if s == "hitcount" {
+				nHit++
+				if !p.d.HistNoHitcount || nHit == 1 {
+					continue
 				}
-				break
 			}
 			f, _, r := p.field(s, 0, "")
 			if r.Errno != 0 {
 				return r
 			}
 			h.Vals = append(h.Vals, f)
-			n++
+			j++
+		}
+		if rest := strings.Join(items[i:], ","); i < len(items) && rest != "hitcount" {
+			return p.errno(syscall.EINVAL)
 		}
 	}
 	if h.NoHitcount && len(h.Vals) == 0 {
@@ -252,8 +258,11 @@ func (p *histParser) parseField(str string, flags int) (*HistField, Result) {
 				f.Size, f.Type = 4, "unsigned int"
 				f.cpuName = fl.Name
 			case fl != nil && fl.Class == filter.Stacktrace:
+				// The generic field ("stacktrace", "STACKTRACE"),
+				// which the trigger line names: NAME.stacktrace.
 				f.Flags |= flStacktrace
 				f.Size, f.Type = 16*8, "unsigned long[]"
+				f.Name = fl.Name
 			default:
 				return nil, p.fail(syscall.EINVAL, histErrFieldNotFound, p.errpos(name))
 			}

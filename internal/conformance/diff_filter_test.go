@@ -42,6 +42,11 @@ func (g *lineGen) filterCase() Case {
 		// An existing trigger: duplicates, pause/cont/clear, removal.
 		c.Setup = append(c.Setup, c.File+":"+g.trigger(ev.fields))
 	}
+	if g.chance(0.2) {
+		// Another event's variables, and a synthetic event for actions.
+		c.Setup = append(c.Setup, "events/kprobes/g/trigger:hist:keys=c:gv=c:ts0=common_timestamp.usecs",
+			"synthetic_events:ev u64 v; u64 w")
+	}
 	c.Line = g.trigger(ev.fields)
 	return c
 }
@@ -143,6 +148,15 @@ func (g *lineGen) hist(fields []string) string {
 	}
 	if g.chance(0.15) {
 		parts = append(parts, g.pick("pause", "cont", "continue", "clear", "nohitcount", "NOHC", "bogus", "x=", "clock=global"))
+	}
+	if g.chance(0.2) {
+		// Variables: fields, timestamps, expressions, references.
+		parts = append(parts, g.pick("ts0=common_timestamp.usecs", "ts0=common_timestamp", "v=a+b", "v=a-b*2", "v=a/0",
+			"v=-(a)", "v=$ts0", "lat=common_timestamp.usecs-$ts0", "v=$nosuch", "v=kprobes.g.$gv", "v=a,w=b", "2v=a", "v=s"))
+	}
+	if g.chance(0.1) {
+		parts = append(parts, g.pick("onmatch(kprobes.g).trace(ev,$v)", "onmatch(kprobes.g).ev(a,b)", "onmax($v).save(a,b)",
+			"onchange($v).snapshot()", "onmax(v).save(a)", "onmatch(nosuch.ev).trace(ev,a)", "onmatch(kprobes.g", "onmax($v).bogus()"))
 	}
 	g.r.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
 	return g.pick("hist:", "hist:", "hist ") + strings.Join(parts, ":")
