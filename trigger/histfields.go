@@ -220,6 +220,9 @@ func (p *histParser) parseField(str string, flags int) (*HistField, Result) {
 				return bad()
 			}
 			f.Flags |= flGraph
+		case mod == "stacktrace" && p.d.FilterStacktrace:
+			// A field read as a stack trace (Linux 6.5).
+			f.Flags |= flStacktrace
 		default:
 			return bad()
 		}
@@ -277,6 +280,9 @@ func (p *histParser) parseField(str string, flags int) (*HistField, Result) {
 			f.Flags |= flString
 			f.Size = filter.MaxStringLen
 		}
+	}
+	if f.Flags&flStacktrace != 0 {
+		f.Size = 16 * 8
 	}
 	return f, Result{}
 }
