@@ -128,3 +128,40 @@ func TestHistLiveVM(t *testing.T) {
 		})
 	}
 }
+
+// histDropScript fills a 128-entry histogram with 150 distinct keys: the
+// kernel's table keeps the first 128 and counts the hits of the others as
+// dropped.
+const histDropScript = `echo 'p:demo/w vfs_write count=%dx:u64' >> kprobe_events
+echo 'hist:keys=count:size=128 if comm == "dd"' > events/demo/w/trigger
+i=1; while [ $i -le 150 ]; do dd if=/dev/zero of=/tmp/z bs=$i count=1 2>/dev/null; i=$((i+1)); done
+echo @@TOTALS; tail -4 events/demo/w/hist; echo @@END-TOTALS
+echo > events/demo/w/trigger
+echo > kprobe_events
+`
+
+// TestHistDropsVM wants the same Hits, Entries and Dropped from a full
+// histogram on the kernel's tracefs and under ktrace sh (a BPF hash map of
+// the trigger's size).
+func TestHistDropsVM(t *testing.T) {
+	vmtest.Require(t)
+	kt := vmtest.Ktrace(t)
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		script := "echo @@KERNEL\n" + histDropScript + "echo @@END-KERNEL\n" +
+			"echo @@KTRACE\n/bin/ktrace --kernel host sh -c " + vmtest.ShQuote(histDropScript) + " 2>/tmp/sh.err\necho @@END-KTRACE\ncat /tmp/sh.err\n"
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+		defer cancel()
+		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{"/bin/ktrace": kt}})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s := string(out)
+		want, got := section(section(s, "KERNEL"), "TOTALS"), section(section(s, "KTRACE"), "TOTALS")
+		if !strings.Contains(want, "Entries: 128") || strings.Contains(want, "Dropped: 0") {
+			t.Fatalf("the kernel's histogram did not fill (test premise):\n%s", s)
+		}
+		if got != want {
+			t.Errorf("totals:\n%s\nkernel's:\n%s\n%s", got, want, s)
+		}
+	})
+}
