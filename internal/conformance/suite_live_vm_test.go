@@ -38,7 +38,7 @@ else
 	echo "@@TARGET sh"
 	/bin/ktrace --kernel host sh /formats.sh > /tmp/ktformats 2>/tmp/sh.err
 	for t in ` + ScriptDir + `/*.sh; do
-		/bin/ktrace --kernel host sh "$t" 2>>/tmp/sh.err
+		/bin/ktrace --kernel host sh "$t" 2>&1
 		echo "@@RESULT $(basename "$t") $?"
 	done
 fi
