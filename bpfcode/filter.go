@@ -377,11 +377,12 @@ func (e *emitter) sourceFilter() error {
 	return e.sourceCommon()
 }
 
-// sourceCommon fills in the common fields and the header's comm of the
-// attached record copy at rBuf and runs the event probe's filter on it.
-func (e *emitter) sourceCommon() error {
+// recordCommon writes a tracepoint record's common fields, which the perf
+// path overwrote, into the copy at rBuf (common_type typ, common_pid the
+// current thread, flags and preempt count 0) and the header's comm.
+func (e *emitter) recordCommon(typ uint16) {
 	e.emit(
-		asm.StoreImm(rBuf, recOff(0), int64(e.p.SourceType), asm.Half),
+		asm.StoreImm(rBuf, recOff(0), int64(typ), asm.Half),
 		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
 		asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
 		asm.StoreMem(rBuf, recOff(4), asm.R0, asm.Word),
@@ -390,6 +391,12 @@ func (e *emitter) sourceCommon() error {
 		asm.Mov.Imm(asm.R2, 16),
 		asm.FnGetCurrentComm.Call(),
 	)
+}
+
+// sourceCommon fills in the common fields and the header's comm of the
+// attached record copy at rBuf and runs the event probe's filter on it.
+func (e *emitter) sourceCommon() error {
+	e.recordCommon(e.p.SourceType)
 	size := e.p.SourceSize
 	if e.p.Source != nil {
 		size = e.p.Source.Layout.RecordSize()

@@ -277,18 +277,7 @@ func (e *emitter) histLookup(h *Hist, key int16) error {
 // histCount adds 1 to h's hits (field 0) or drops (field 8), this CPU's.
 func (e *emitter) histCount(h *Hist, field int16) error {
 	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-	if err := e.lookup(h.Counts, stkKey); err != nil {
-		return err
-	}
-	skip := e.newLabel()
-	e.emit(
-		asm.JEq.Imm(asm.R0, 0, skip),
-		asm.LoadMem(asm.R1, asm.R0, field, asm.DWord),
-		asm.Add.Imm(asm.R1, 1),
-		asm.StoreMem(asm.R0, field, asm.R1, asm.DWord),
-	)
-	e.mark(skip)
-	return nil
+	return e.bump(h.Counts, field)
 }
 
 // histKey stores one key field at rBuf+key+k.Offset.

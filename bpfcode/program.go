@@ -368,7 +368,12 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 // counter adds 1 to the probe's hits (field 0) or misses (field 8).
 func (e *emitter) counter(field int16) error {
 	e.indexKey()
-	if err := e.lookup(e.maps.Counters, stkKey); err != nil {
+	return e.bump(e.maps.Counters, field)
+}
+
+// bump adds 1 to the u64 at field of m's value for the key at stkKey.
+func (e *emitter) bump(m asm.FDer, field int16) error {
+	if err := e.lookup(m, stkKey); err != nil {
 		return err
 	}
 	// The value is this CPU's (a per-CPU array): a plain increment, no

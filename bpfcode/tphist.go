@@ -85,16 +85,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		asm.Return(),
 	)
 	e.mark(copied)
-	e.emit(
-		asm.StoreImm(rBuf, recOff(0), int64(p.Type), asm.Half),
-		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
-		asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
-		asm.StoreMem(rBuf, recOff(4), asm.R0, asm.Word),
-		asm.Mov.Reg(asm.R1, rBuf),
-		asm.Add.Imm(asm.R1, 16),
-		asm.Mov.Imm(asm.R2, 16),
-		asm.FnGetCurrentComm.Call(),
-	)
+	e.recordCommon(p.Type)
 	if err := e.histStage(p.Size); err != nil {
 		return nil, err
 	}

@@ -186,6 +186,11 @@ func (cfg Config) planOptions(first uint32) PlanOptions {
 // Attach compiles, loads and attaches the probes of evs to a session
 // opened with a Capacity, all or nothing, and returns them as a group.
 func (s *Session) Attach(evs []*events.Event) (*Group, error) {
+	return s.attach(evs, nil)
+}
+
+// attach is Attach, with options for the programs of events in opts.
+func (s *Session) attach(evs []*events.Event, opts map[*events.Event]EventOptions) (*Group, error) {
 	if s.cfg.Capacity == 0 {
 		return nil, fmt.Errorf("tracer: the session was opened for a fixed set of probes")
 	}
@@ -198,6 +203,9 @@ func (s *Session) Attach(evs []*events.Event) (*Group, error) {
 	}
 	if int(first)+len(plan.Probes) > s.cfg.Capacity {
 		return nil, fmt.Errorf("tracer: attaching %d more probes would exceed the session's capacity of %d: %w", len(plan.Probes), s.cfg.Capacity, syscall.ENOSPC)
+	}
+	for _, pr := range plan.Probes {
+		pr.setOptions(opts[pr.Event])
 	}
 	return s.attachPlan(plan)
 }
@@ -218,23 +226,7 @@ type EventOptions struct {
 // AttachEvent is Attach for one event whose programs also count into
 // histograms, or only count (EventOptions.NoTrace).
 func (s *Session) AttachEvent(ev *events.Event, o EventOptions) (*Group, error) {
-	if s.cfg.Capacity == 0 {
-		return nil, fmt.Errorf("tracer: the session was opened for a fixed set of probes")
-	}
-	s.mu.Lock()
-	first := s.next
-	s.mu.Unlock()
-	plan, err := NewPlan([]*events.Event{ev}, s.cfg.planOptions(first))
-	if err != nil {
-		return nil, err
-	}
-	if int(first)+len(plan.Probes) > s.cfg.Capacity {
-		return nil, fmt.Errorf("tracer: attaching %d more probes would exceed the session's capacity of %d: %w", len(plan.Probes), s.cfg.Capacity, syscall.ENOSPC)
-	}
-	for _, pr := range plan.Probes {
-		pr.setOptions(o)
-	}
-	return s.attachPlan(plan)
+	return s.attach([]*events.Event{ev}, map[*events.Event]EventOptions{ev: o})
 }
 
 // setOptions gives the probe its event's histograms and soft mode.
