@@ -33,7 +33,16 @@ type Hist struct {
 	Vals    []HistVal
 	// Filter is the trigger's "if" filter (nil: none).
 	Filter *filter.Filter
+	// Vars are the variables' expressions, stored in the entry
+	// (HistLayout); Refs the variable references expressions read;
+	// Actions the onmatch() trace() actions (histvars.go).
+	Vars    []*HistExpr
+	Refs    []HistRef
+	Actions []*HistAction
 }
+
+// Layout is the value layout of h's map.
+func (h *Hist) Layout() HistLayout { return HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)} }
 
 // HistKey is one field of a histogram's key.
 type HistKey struct {
@@ -60,16 +69,10 @@ type HistVal struct {
 	Field    *filter.Field
 	Usecs    bool
 	Hitcount bool
+	// Expr, when set, is the value summed (an expression or a variable
+	// reference).
+	Expr *HistExpr
 }
-
-// HistValueSize is the value size of a histogram map with n summed
-// fields: the hitcount, the sums and the comm of the task that created
-// the entry (which common_pid.execname prints).
-func HistValueSize(n int) int { return 8*(n+1) + 16 }
-
-// HistCommOffset locates the comm in a value of a histogram with n summed
-// fields.
-func HistCommOffset(n int) int { return 8 * (n + 1) }
 
 // HistCountSize is the value size of Hist.Counts: {hits, drops} u64s,
 // per CPU.
@@ -80,9 +83,10 @@ const HistCountSize = 16
 // initial value (HistAreaSize).
 func HistScratch(size int) int { return FilterScratch(size) + HistAreaSize }
 
-// HistAreaSize bounds a key (the kernel's HIST_KEY_SIZE_MAX) and an
-// initial value (two sums at most).
-const HistAreaSize = 384 + 64
+// HistAreaSize bounds a key (the kernel's HIST_KEY_SIZE_MAX), an initial
+// value, the resolved variable references, the temporaries of
+// expressions and a synthetic event's parameters (histvars.go).
+const HistAreaSize = histParamOff + 8*MaxSynthParams
 
 // ErrHistUnsupported is wrapped for hist triggers the eBPF backend cannot
 // count.
@@ -96,8 +100,11 @@ func CheckHist(h *Hist) error {
 	if h.KeySize <= 0 || h.KeySize > 384 || h.KeySize%8 != 0 {
 		return fmt.Errorf("key of %d bytes: %w", h.KeySize, ErrHistUnsupported)
 	}
-	if HistValueSize(len(h.Vals)) > 64 {
-		return fmt.Errorf("%d values: %w", len(h.Vals), ErrHistUnsupported)
+	if h.Layout().Size() > histValueMax {
+		return fmt.Errorf("%d values and %d variables: %w", len(h.Vals), len(h.Vars), ErrHistUnsupported)
+	}
+	if err := h.checkVars(); err != nil {
+		return err
 	}
 	if h.Filter != nil {
 		if err := CheckFilter(h.Filter); err != nil {
@@ -129,7 +136,7 @@ func CheckHist(h *Hist) error {
 		}
 	}
 	for _, v := range h.Vals {
-		if v.Field == nil {
+		if v.Field == nil || v.Expr != nil {
 			continue
 		}
 		if v.Field.Class != filter.Numeric && v.Field.Class != filter.PtrString {
@@ -176,7 +183,7 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 		}
 	}
 	key := int16(area)
-	val := int16(area + h.KeySize)
+	val := int16(area + histKeyMax)
 	for off := 0; off < h.KeySize; off += 8 {
 		e.emit(zeroDWord(rBuf, key+int16(off)))
 	}
@@ -185,21 +192,27 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 			return err
 		}
 	}
-	// Find the entry, or create it with zero sums and the comm.
+	// References to other histograms' variables must all resolve, or
+	// the hit is not counted.
+	if err := e.resolveRefs(h, area, false, next); err != nil {
+		return err
+	}
+	// Find the entry, or create it with zero sums and variables, and the
+	// comm.
+	lay := h.Layout()
 	found := e.newLabel()
 	if err := e.histLookup(h, key); err != nil {
 		return err
 	}
 	e.emit(asm.JNE.Imm(asm.R0, 0, found))
-	n := len(h.Vals)
-	for off := 0; off < HistCommOffset(n); off += 8 {
+	for off := 0; off < lay.CommOff(); off += 8 {
 		e.emit(zeroDWord(rBuf, val+int16(off)))
 	}
 	e.emit(
 		asm.LoadMem(asm.R1, rBuf, 16, asm.DWord), // the comm
-		asm.StoreMem(rBuf, val+int16(HistCommOffset(n)), asm.R1, asm.DWord),
+		asm.StoreMem(rBuf, val+int16(lay.CommOff()), asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, rBuf, 24, asm.DWord),
-		asm.StoreMem(rBuf, val+int16(HistCommOffset(n))+8, asm.R1, asm.DWord),
+		asm.StoreMem(rBuf, val+int16(lay.CommOff())+8, asm.R1, asm.DWord),
 	)
 	if err := e.mapPtr(asm.R1, h.Map); err != nil {
 		return err
@@ -236,15 +249,20 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 		asm.AddAtomic.Mem(rVal, asm.R1, asm.DWord, 0),
 	)
 	for i, v := range h.Vals {
-		if v.Hitcount {
+		switch {
+		case v.Expr != nil:
+			if err := e.histExpr(v.Expr, area, 0); err != nil {
+				return err
+			}
+		case v.Hitcount:
 			e.emit(asm.Mov.Imm(asm.R1, 1))
-		} else if v.Field == nil {
+		case v.Field == nil:
 			e.emit(asm.LoadMem(asm.R1, rBuf, 0, asm.DWord))
 			if v.Usecs {
 				// ns2usecs: rounded to the nearest microsecond.
 				e.emit(asm.Add.Imm(asm.R1, 500), asm.Div.Imm(asm.R1, 1000))
 			}
-		} else {
+		default:
 			if err := e.loadField(v.Field); err != nil {
 				return err
 			}
@@ -254,8 +272,20 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 		}
 		e.emit(asm.AddAtomic.Mem(rVal, asm.R1, asm.DWord, int16(8*(i+1))))
 	}
+	if err := e.histVars(h, area); err != nil {
+		return err
+	}
 	if err := e.histCount(h, 0); err != nil {
 		return err
+	}
+	if len(h.Actions) > 0 {
+		// The histogram's own variables, then the actions.
+		if err := e.resolveRefs(h, area, true, next); err != nil {
+			return err
+		}
+		if err := e.histActions(h, area); err != nil {
+			return err
+		}
 	}
 	e.mark(next)
 	return nil

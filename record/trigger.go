@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/grammar"
@@ -120,6 +121,18 @@ func ParseTriggers(evs []*events.Event, specs []string, m *kernel.Model, d *gram
 func openHists(ts []*Triggers) (map[*events.Event]tracer.EventOptions, error) {
 	opts := map[*events.Event]tracer.EventOptions{}
 	named := map[string]*tracer.Hist{}
+	// others finds the histogram of a trigger whose variables another
+	// reads (defined before it).
+	others := func(o *trigger.Hist) *tracer.Hist {
+		for _, t := range ts {
+			for tr, h := range t.hists {
+				if tr.Hist == o {
+					return h
+				}
+			}
+		}
+		return nil
+	}
 	for _, t := range ts {
 		t.hists = map[*trigger.Trigger]*tracer.Hist{}
 		o := opts[t.Event]
@@ -127,9 +140,14 @@ func openHists(ts []*Triggers) (map[*events.Event]tracer.EventOptions, error) {
 			h := named[tr.Hist.Name]
 			if h == nil || tr.Hist.Name == "" {
 				var err error
-				if h, err = tracer.NewHist(tr); err != nil {
+				if h, err = tracer.NewHist(tr, others); err != nil {
 					closeHists(ts)
 					return nil, err
+				}
+				if len(h.Synthetics) > 0 {
+					h.Close()
+					closeHists(ts)
+					return nil, fmt.Errorf("trigger %s/%s:%s: a recording generates no synthetic events (ktrace sh and mount do): %w", t.Event.Group, t.Event.Name, tr.Line(), bpfcode.ErrHistUnsupported)
 				}
 				if tr.Hist.Name != "" {
 					named[tr.Hist.Name] = h

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cilium/ebpf"
 
@@ -22,18 +23,23 @@ type Hist struct {
 	m, counts *ebpf.Map
 	nvals     int
 	// Spec is what a probe's program needs to count into the histogram.
+	// The targets of its actions (Spec.Actions[i].Target) are set by
+	// whoever attaches it: Synthetics names them.
 	Spec *bpfcode.Hist
+	// Synthetics are the synthetic events Spec.Actions generate.
+	Synthetics []string
 }
 
 // NewHist makes the histogram of hist trigger t of an event: an empty
 // table of the trigger's size, keyed and summed as the trigger says. Its
-// maps live until Close.
-func NewHist(t *trigger.Trigger) (h *Hist, err error) {
-	spec, err := histSpec(t)
+// maps live until Close. others gives the histograms of the other hist
+// triggers whose variables t reads (nil when it reads none).
+func NewHist(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (h *Hist, err error) {
+	spec, synths, err := histSpec(t, others)
 	if err != nil {
 		return nil, err
 	}
-	h = &Hist{nvals: len(spec.Vals), Spec: spec}
+	h = &Hist{nvals: len(spec.Vals), Spec: spec, Synthetics: synths}
 	defer func() {
 		if err != nil {
 			h.Close()
@@ -46,37 +52,29 @@ func NewHist(t *trigger.Trigger) (h *Hist, err error) {
 		Name:       "ktrace_hist",
 		Type:       ebpf.Hash,
 		KeySize:    uint32(spec.KeySize),
-		ValueSize:  uint32(bpfcode.HistValueSize(len(spec.Vals))),
+		ValueSize:  uint32(spec.Layout().Size()),
 		MaxEntries: uint32(t.Hist.Size()),
 	}); err != nil {
 		return nil, fmt.Errorf("tracer: creating a histogram map: %w", err)
 	}
 	spec.Map, spec.Counts = h.m, h.counts
-	if err := bpfcode.CheckHist(spec); err != nil {
-		return nil, fmt.Errorf("tracer: %s: %w", t.Line(), err)
+	if len(spec.Actions) == 0 {
+		if err := bpfcode.CheckHist(spec); err != nil {
+			return nil, fmt.Errorf("tracer: %s: %w", t.Line(), err)
+		}
 	}
 	return h, nil
 }
 
-// histSpec is the hist stage's view of hist trigger t, without its maps.
-func histSpec(t *trigger.Trigger) (*bpfcode.Hist, error) {
+// histSpec is the hist stage's view of hist trigger t, without its maps,
+// and the synthetic events its actions generate.
+func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hist, []string, error) {
 	h := t.Hist
 	if h == nil {
-		return nil, fmt.Errorf("tracer: %s is not a hist trigger", t.Line())
+		return nil, nil, fmt.Errorf("tracer: %s is not a hist trigger", t.Line())
 	}
 	unsupported := func(what string) error {
 		return fmt.Errorf("tracer: %s: %s: %w", t.Line(), what, bpfcode.ErrHistUnsupported)
-	}
-	if len(h.Vars) > 0 {
-		return nil, unsupported("variables")
-	}
-	if len(h.Actions) > 0 {
-		return nil, unsupported("handlers (onmatch, onmax, onchange)")
-	}
-	for _, f := range append(append([]*trigger.HistField(nil), h.Keys...), h.Vals...) {
-		if f.IsComputed() {
-			return nil, unsupported("expressions and variable references")
-		}
 	}
 	slots, size := h.KeyLayout()
 	spec := &bpfcode.Hist{KeySize: size, Filter: t.Filter}
@@ -84,32 +82,171 @@ func histSpec(t *trigger.Trigger) (*bpfcode.Hist, error) {
 		f := s.Field
 		k := bpfcode.HistKey{Field: f.Field, Offset: s.Offset, Size: s.Size, Log2: f.Log2(), Bucket: f.Buckets}
 		switch {
+		case f.IsComputed():
+			return nil, nil, unsupported("expression keys")
 		case f.IsCPU():
 			k.CPU = true
 		case f.IsStacktrace():
-			return nil, unsupported("stacktrace keys")
+			return nil, nil, unsupported("stacktrace keys")
 		case f.IsTimestamp():
-			return nil, unsupported("common_timestamp keys")
+			return nil, nil, unsupported("common_timestamp keys")
 		case f.Field == nil:
-			return nil, unsupported("key " + f.Name)
+			return nil, nil, unsupported("key " + f.Name)
 		}
 		spec.Keys = append(spec.Keys, k)
 	}
+	x := exprs{h: h, spec: spec}
+	if err := x.refs(others); err != nil {
+		return nil, nil, unsupported(err.Error())
+	}
 	for _, v := range h.Vals {
 		switch {
+		case v.IsComputed():
+			e, err := x.expr(v, false)
+			if err != nil {
+				return nil, nil, unsupported(err.Error())
+			}
+			spec.Vals = append(spec.Vals, bpfcode.HistVal{Expr: e})
 		case v.IsTimestamp():
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Usecs: v.Usecs()})
 		case v.IsHitcount():
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Hitcount: true})
 		case v.Field == nil:
-			return nil, unsupported("value " + v.Name)
+			return nil, nil, unsupported("value " + v.Name)
 		case v.Log2() || v.Buckets != 0:
-			return nil, unsupported("transformed value " + v.Name)
+			return nil, nil, unsupported("transformed value " + v.Name)
 		default:
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Field: v.Field})
 		}
 	}
-	return spec, nil
+	for _, v := range h.Vars {
+		e, err := x.expr(v, false)
+		if err != nil {
+			return nil, nil, unsupported(fmt.Sprintf("variable %s: %v", v.Var, err))
+		}
+		spec.Vars = append(spec.Vars, e)
+	}
+	var synths []string
+	for _, a := range h.Actions {
+		if !a.IsOnMatch() || !a.IsTrace() {
+			return nil, nil, unsupported("onmax, onchange, save and snapshot handlers")
+		}
+		act := &bpfcode.HistAction{}
+		for _, p := range a.ParamFields() {
+			e, err := x.param(p)
+			if err != nil {
+				return nil, nil, unsupported(fmt.Sprintf("parameter: %v", err))
+			}
+			act.Params = append(act.Params, e)
+		}
+		spec.Actions = append(spec.Actions, act)
+		synths = append(synths, a.Synthetic())
+	}
+	return spec, synths, nil
+}
+
+// exprs turns a hist trigger's computed fields into the hist stage's
+// expressions.
+type exprs struct {
+	h    *trigger.Hist
+	spec *bpfcode.Hist
+}
+
+// refs resolves the trigger's variable references: to its own variables,
+// or to other triggers' (whose histograms others gives).
+func (x *exprs) refs(others func(*trigger.Hist) *Hist) error {
+	for _, r := range x.h.Refs() {
+		v := r.RefVar
+		if v == nil || v.Owner() == nil {
+			return fmt.Errorf("reference $%s without its variable", r.Expr)
+		}
+		o := v.Owner()
+		idx := slices.Index(o.Vars, v)
+		if idx < 0 {
+			return fmt.Errorf("variable $%s not found", v.Var)
+		}
+		ref := bpfcode.HistRef{Var: idx, ReadOnce: x.h.ReadOnce(r)}
+		if o == x.h {
+			ref.Self = true
+		} else {
+			var oh *Hist
+			if others != nil {
+				oh = others(o)
+			}
+			if oh == nil {
+				return fmt.Errorf("variable $%s of a histogram ktrace does not count", v.Var)
+			}
+			if oh.Spec.KeySize != x.spec.KeySize {
+				return fmt.Errorf("variable $%s of a histogram keyed differently", v.Var)
+			}
+			ref.Map, ref.Layout = oh.m, oh.Spec.Layout()
+		}
+		x.spec.Refs = append(x.spec.Refs, ref)
+	}
+	return nil
+}
+
+// expr is field f as an expression; self allows references to the
+// trigger's own variables (which the kernel resolves only for actions).
+func (x *exprs) expr(f *trigger.HistField, self bool) (*bpfcode.HistExpr, error) {
+	switch {
+	case f.IsString():
+		return nil, fmt.Errorf("string %s", f.Var)
+	case f.IsAlias():
+		if len(f.Operands) != 1 {
+			return nil, fmt.Errorf("alias %s", f.Var)
+		}
+		return x.expr(f.Operands[0], self)
+	case f.IsVarRef():
+		i := slices.Index(x.h.Refs(), f)
+		if i < 0 {
+			return nil, fmt.Errorf("reference $%s", f.Expr)
+		}
+		if x.spec.Refs[i].Self && !self {
+			return nil, fmt.Errorf("$%s, a variable of the same trigger, in an expression", f.Expr)
+		}
+		return &bpfcode.HistExpr{Ref: i + 1}, nil
+	case f.IsConst():
+		return &bpfcode.HistExpr{IsConst: true, Const: f.Const}, nil
+	case f.IsExpr():
+		e := &bpfcode.HistExpr{Op: f.Op}
+		if len(f.Operands) == 0 || (f.Op != 'u' && len(f.Operands) != 2) {
+			return nil, fmt.Errorf("expression %s", f.Expr)
+		}
+		var err error
+		if e.X, err = x.expr(f.Operands[0], self); err != nil {
+			return nil, err
+		}
+		if f.Op != 'u' {
+			if e.Y, err = x.expr(f.Operands[1], self); err != nil {
+				return nil, err
+			}
+		}
+		return e, nil
+	case f.Log2() || f.Buckets != 0:
+		return nil, fmt.Errorf("transformed field %s", f.Name)
+	case f.IsTimestamp():
+		return &bpfcode.HistExpr{Timestamp: true, Usecs: f.Usecs()}, nil
+	case f.IsCPU():
+		return &bpfcode.HistExpr{CPU: true}, nil
+	case f.Field != nil:
+		return &bpfcode.HistExpr{Field: f.Field}, nil
+	}
+	return nil, fmt.Errorf("field %s", f.Name)
+}
+
+// param is a trace action's parameter: a variable, read through the
+// trigger's reference to it, or a field of the event.
+func (x *exprs) param(p *trigger.HistField) (*bpfcode.HistExpr, error) {
+	if p.Owner() == nil {
+		return x.expr(p, false)
+	}
+	for i, r := range x.h.Refs() {
+		if r.RefVar == p {
+			return &bpfcode.HistExpr{Ref: i + 1}, nil
+		}
+	}
+	return nil, fmt.Errorf("$%s without a reference", p.Var)
 }
 
 // resetCounts zeroes the histogram's hits and drops on every CPU.
@@ -142,7 +279,7 @@ func (h *Hist) Table() (*trigger.Table, error) {
 		for i := 0; i <= h.nvals; i++ {
 			e.Sums = append(e.Sums, binary.LittleEndian.Uint64(val[8*i:]))
 		}
-		comm := val[bpfcode.HistCommOffset(h.nvals):][:16]
+		comm := val[h.Spec.Layout().CommOff():][:16]
 		if i := bytes.IndexByte(comm, 0); i >= 0 {
 			comm = comm[:i]
 		}

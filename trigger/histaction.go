@@ -82,6 +82,8 @@ type Action struct {
 	// saveNames are the variables save() made, as the trigger file
 	// shows them.
 	saveNames []string
+	// params are a trace action's parameters as checked (ParamFields).
+	params []*HistField
 }
 
 // print is print_onmatch_spec and print_track_data_spec.
@@ -333,6 +335,10 @@ func (p *histParser) fieldVarOf(str string) (*HistField, Result) {
 	v := *f
 	v.Flags |= flVar
 	v.Var = name
+	// create_var gives the variable the field's type and size but not
+	// its signedness: a synthetic field of another type name must then
+	// be unsigned to take it (check_synth_field).
+	v.Signed = false
 	return &v, Result{}
 }
 
@@ -349,6 +355,7 @@ func (p *histParser) traceAction(a *Action) Result {
 		return p.fail(syscall.EINVAL, histErrSynthEventNotFound, p.errpos(name))
 	}
 	pos := 0
+	a.params = nil
 	for _, param := range a.Params {
 		var system, event string
 		qualified := false
@@ -381,6 +388,7 @@ func (p *histParser) traceAction(a *Action) Result {
 		if v.owner != nil && p.newRef(v, system, event, qualified) == nil {
 			return p.errno(syscall.ENOMEM)
 		}
+		a.params = append(a.params, v)
 		pos++
 	}
 	if pos != len(se.Fields) {

@@ -182,6 +182,11 @@ func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, names N
 		fmt.Fprintf(b, " hitcount: %10d", e.Sums[0])
 	}
 	for i, v := range h.Vals {
+		if v.Flags&(flVar|flExpr) != 0 {
+			// hist_trigger_entry_print shows no variable and no
+			// expression.
+			continue
+		}
 		sum := uint64(0)
 		if i+1 < len(e.Sums) {
 			sum = e.Sums[i+1]

@@ -77,10 +77,6 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	var se *tracefs.StaticEvent
 	var key evID
 	switch {
-	case ev != nil && ev.Kind == events.Synthetic:
-		// A synthetic event fires only from hist actions, which ktrace
-		// does not run: its histograms stay empty, as they would be.
-		return nil
 	case ev != nil:
 		key = evID{ev.Group, ev.Name, ev.Serial}
 	default:
@@ -107,7 +103,7 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 			n.refs++
 			st.of[t] = n.h
 		} else {
-			h, err := tracer.NewHist(t)
+			h, err := tracer.NewHist(t, st.histOf)
 			if err != nil {
 				undo()
 				return b.refuse(group, name, err)
@@ -125,7 +121,8 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	// An event with hist triggers gets a trace switch; one without loses
 	// it (closed once its programs are replaced).
 	var dropSwitch *ebpf.Map
-	if se == nil {
+	synthetic := ev != nil && ev.Kind == events.Synthetic
+	if se == nil && !synthetic {
 		switch sw := st.switches[key]; {
 		case len(list) > 0 && sw == nil:
 			m, err := newTraceSwitch()
@@ -146,8 +143,12 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 		}
 	}()
 	apply := func() error {
-		if se != nil {
+		switch {
+		case se != nil:
 			return b.attachStaticHists(se, key)
+		case synthetic:
+			// Its histograms count in the programs that generate it.
+			return b.regenerate(ev.Name)
 		}
 		return b.reattach(ev, ev.Enabled)
 	}
@@ -225,6 +226,17 @@ func (b *Backend) refuse(group, name string, err error) error {
 	return fmt.Errorf("trigger %s/%s: %w", group, name, syscall.EINVAL)
 }
 
+// histOf is the histogram of the hist trigger whose definition is o
+// (nil: none), for the triggers that read its variables.
+func (st *histState) histOf(o *trigger.Hist) *tracer.Hist {
+	for t, h := range st.of {
+		if t.Hist == o {
+			return h
+		}
+	}
+	return nil
+}
+
 // release drops trigger t's histogram (the last user of a named one
 // closes it). Its programs must be detached.
 func (st *histState) release(t *trigger.Trigger) {
@@ -297,4 +309,7 @@ func (b *Backend) closeHists() {
 		b.hists.release(t)
 	}
 	b.hists = newHistState()
+	for name := range b.synths {
+		b.dropSynth(name)
+	}
 }

@@ -63,6 +63,9 @@ type Backend struct {
 	static *staticTracer
 	// hists are the events' histograms (hist.go). Guarded by mu.
 	hists histState
+	// synths are the synthetic events hist actions generate, by name
+	// (synth.go). Guarded by mu.
+	synths map[string]*synthOut
 }
 
 // evID names one event for as long as it exists: its serial, which no
@@ -185,8 +188,11 @@ func (b *Backend) SetEnabled(group, name string, on bool) error {
 		return syscall.ENOENT
 	}
 	// A synthetic event has no probe to attach: hist trigger actions
-	// generate its records.
-	if ev.Enabled == on || ev.Kind == events.Synthetic {
+	// generate its records, which its switch lets through.
+	if ev.Kind == events.Synthetic {
+		return b.setSynthEnabled(ev, on)
+	}
+	if ev.Enabled == on {
 		return b.R.SetEnabled(ev, on)
 	}
 	key := evID{ev.Group, ev.Name, ev.Serial}
@@ -236,6 +242,12 @@ func (b *Backend) reattach(ev *events.Event, trace bool) error {
 	hists := b.activeHists(key)
 	if !trace && len(hists) == 0 {
 		return nil
+	}
+	if err := b.fillTargets(hists); err != nil {
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", ev.Group, ev.Name, err)
+		}
+		return fmt.Errorf("attach %s/%s: %w", ev.Group, ev.Name, attachErrno(err))
 	}
 	opts := tracer.EventOptions{Hists: hists, NoTrace: !trace}
 	if sw := b.hists.switches[key]; sw != nil {
@@ -426,6 +438,9 @@ func (b *Backend) SetFilter(group, name string, f *filter.Filter) error {
 	// The registry's event now has the filter.
 	if ev = b.R.Event(group, name); ev == nil {
 		return syscall.ENOENT
+	}
+	if ev.Kind == events.Synthetic {
+		return b.regenerate(ev.Name)
 	}
 	b.smu.Lock()
 	attached := b.live[evID{ev.Group, ev.Name, ev.Serial}] != nil

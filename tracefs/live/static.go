@@ -19,6 +19,7 @@ import (
 
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/printfmt"
+	"github.com/ktrace-dev/ktrace/synth"
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
@@ -52,6 +53,9 @@ const staticRingSize = 4 << 20
 type staticEvent struct {
 	num   uint32 // the attach cookie, which the program writes in the header
 	ev    *printfmt.Event
+	// synth is a synthetic event's definition: its records are printed
+	// as the kernel's print_synth_event prints them (synth.go).
+	synth *synth.Event
 	link  link.Link // nil: the kernel refused the attach (noted)
 	noted bool      // the raw-print note was given
 	off   atomic.Bool
@@ -321,6 +325,11 @@ func (b *Backend) staticPump(st *staticTracer) {
 		binary.LittleEndian.PutUint32(r[4:], pid)
 		line = appendStaticContext(line[:0], cpu, ts)
 		line = append(line, se.ev.Prefix()...)
+		if se.synth != nil {
+			line = se.synth.AppendPrint(line, r)
+			b.Record(ts, int(pid), comm, line)
+			continue
+		}
 		opts := printfmt.Options{Symbols: symbols{b.model}}
 		if b.TraceOptions != nil {
 			opts.RawPointers = !b.TraceOptions.OptionOn("hash-ptr")

@@ -46,6 +46,9 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 	if len(hists) == 0 {
 		return nil
 	}
+	if err := b.fillTargets(hists); err != nil {
+		return b.refuse(se.System, se.Name, err)
+	}
 	ev, err := printfmt.Parse(se.System, se.Format)
 	if err != nil {
 		return b.refuse(se.System, se.Name, err)

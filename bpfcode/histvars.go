@@ -1,0 +1,492 @@
+package bpfcode
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/filter"
+)
+
+// Variables, expressions and actions of hist triggers, run where the event
+// happens as the kernel's event_hist_trigger runs them:
+//
+//  1. the references to other histograms' variables are resolved with
+//     this hit's key (resolve_var_refs, self false): the other map's
+//     entry for the key must exist and the variable be set, else the hit
+//     is not counted; a reference that is an operand of an expression
+//     reads the variable once (it is unset after);
+//  2. the entry is found or created and updated: sums, and each
+//     variable's new value, which marks it set;
+//  3. the references to this histogram's own variables are resolved
+//     (self true), and when they all are, the actions run: an onmatch
+//     trace() builds the synthetic event's record, runs that event's own
+//     hist triggers and filter, and writes it to the trace.
+
+// HistLayout places an entry's parts in a histogram map's value: the
+// hitcount, the sums, the variables' values, one "set" word per
+// variable, and the comm of the task that created the entry.
+type HistLayout struct{ NVals, NVars int }
+
+// Size is the map's value size.
+func (l HistLayout) Size() int { return 8*(1+l.NVals) + 16*l.NVars + 16 }
+
+// VarOff is where variable i's value is.
+func (l HistLayout) VarOff(i int) int { return 8*(1+l.NVals) + 8*i }
+
+// SetOff is where variable i's set word is (non-zero: set).
+func (l HistLayout) SetOff(i int) int { return 8*(1+l.NVals) + 8*l.NVars + 8*i }
+
+// CommOff is where the comm is.
+func (l HistLayout) CommOff() int { return 8*(1+l.NVals) + 16*l.NVars }
+
+// HistExpr is a value computed from the record: a leaf (a field, the
+// timestamp, the CPU, a constant or a variable reference) or an operator
+// on one or two expressions.
+type HistExpr struct {
+	// Op is 0 for a leaf, '+', '-', '*', '/' on X and Y, or 'u' (unary
+	// minus) on X.
+	Op   byte
+	X, Y *HistExpr
+	// Field is a record field, read and sign-extended as the kernel's
+	// hist_field_s32 and friends read it.
+	Field *filter.Field
+	// Timestamp is common_timestamp (in microseconds when Usecs), CPU
+	// common_cpu.
+	Timestamp, Usecs, CPU bool
+	// IsConst is a numeric constant, Const its value.
+	IsConst bool
+	Const   uint64
+	// Ref, when not 0, is reference Ref-1 of the histogram (Hist.Refs).
+	Ref int
+}
+
+// HistRef is a histogram's reference to a variable.
+type HistRef struct {
+	// Map is the histogram that holds the variable, Layout its value
+	// layout and Var the variable's index there. Self is a reference to
+	// one of this histogram's own variables (Map is then unused).
+	Map    asm.FDer
+	Layout HistLayout
+	Var    int
+	Self   bool
+	// ReadOnce unsets the variable once read (an operand of an
+	// expression).
+	ReadOnce bool
+}
+
+// HistAction is an onmatch() handler's trace() action: Params, in the
+// synthetic event's field order, make the record of Target.
+type HistAction struct {
+	Params []*HistExpr
+	Target *SynthTarget
+}
+
+// SynthTarget is a synthetic event as hist actions generate it.
+type SynthTarget struct {
+	// Fields are the record's fields after the common ones, in order:
+	// each takes 8 bytes (its value's low Size bytes are stored).
+	Fields []SynthField
+	// EventID is the event's common_type; Num is the number the record's
+	// header carries (SynthHeader).
+	EventID uint16
+	Num     uint32
+	// Ring is the ring buffer the records go to; Scratch a
+	// BPF_MAP_TYPE_ARRAY with one value per possible CPU of at least
+	// SynthScratch(len(Fields)) bytes, where the record is built.
+	Ring, Scratch asm.FDer
+	// Switch is a BPF_MAP_TYPE_ARRAY of one u32: 0 when the event is not
+	// enabled, and its records are not written (its hist triggers still
+	// count them).
+	Switch asm.FDer
+	// Filter is the event's filter (nil: none); Hists its hist triggers.
+	Filter *filter.Filter
+	Hists  []*Hist
+}
+
+// SynthField is one field of a synthetic event's record.
+type SynthField struct{ Size int }
+
+// SynthRecordSize is the size of a synthetic record of n fields.
+func SynthRecordSize(n int) int { return 8 + 8*n }
+
+// SynthScratch is the scratch value a synthetic event of n fields needs.
+func SynthScratch(n int) int { return HistScratch(SynthRecordSize(n)) }
+
+// The parts of a histogram's area (HistAreaSize) after the key and the
+// initial value.
+const (
+	histKeyMax   = 384
+	histValueMax = 512
+	histRefsOff  = histKeyMax + histValueMax
+	histTempsOff = histRefsOff + 8*MaxHistRefs
+	histParamOff = histTempsOff + 8*histTempDepth
+	// MaxHistRefs is TRACING_MAP_VARS_MAX: references of one histogram.
+	MaxHistRefs = 16
+	// MaxSynthParams bounds a trace() action's parameters.
+	MaxSynthParams = 16
+	histTempDepth  = 8
+)
+
+// stkSaveBuf keeps the probe's rBuf while a synthetic record is built.
+const stkSaveBuf = -104
+
+// checkExpr reports whether the hist stage can compute x.
+func (h *Hist) checkExpr(x *HistExpr, depth int) error {
+	if x == nil {
+		return fmt.Errorf("empty expression: %w", ErrHistUnsupported)
+	}
+	if depth >= histTempDepth {
+		return fmt.Errorf("expression too deep: %w", ErrHistUnsupported)
+	}
+	switch x.Op {
+	case 0:
+		switch {
+		case x.Ref != 0:
+			if x.Ref < 0 || x.Ref > len(h.Refs) {
+				return fmt.Errorf("reference %d of %d: %w", x.Ref, len(h.Refs), ErrHistUnsupported)
+			}
+		case x.Field != nil:
+			if x.Field.Class != filter.Numeric && x.Field.Class != filter.PtrString {
+				return fmt.Errorf("string %s in an expression: %w", x.Field.Name, ErrHistUnsupported)
+			}
+			if _, err := sizeOf(x.Field.Size); err != nil {
+				return fmt.Errorf("field %s of %d bytes: %w", x.Field.Name, x.Field.Size, ErrHistUnsupported)
+			}
+		case x.Timestamp, x.CPU, x.IsConst:
+		default:
+			return fmt.Errorf("expression leaf without a value: %w", ErrHistUnsupported)
+		}
+		return nil
+	case 'u':
+		return h.checkExpr(x.X, depth+1)
+	case '+', '-', '*', '/':
+		if err := h.checkExpr(x.X, depth+1); err != nil {
+			return err
+		}
+		return h.checkExpr(x.Y, depth+1)
+	}
+	return fmt.Errorf("operator %q: %w", x.Op, ErrHistUnsupported)
+}
+
+// checkVars checks h's variables, references and actions.
+func (h *Hist) checkVars() error {
+	if len(h.Refs) > MaxHistRefs {
+		return fmt.Errorf("%d variable references: %w", len(h.Refs), ErrHistUnsupported)
+	}
+	for _, r := range h.Refs {
+		if r.Self {
+			if r.Var < 0 || r.Var >= len(h.Vars) {
+				return fmt.Errorf("reference to variable %d of %d: %w", r.Var, len(h.Vars), ErrHistUnsupported)
+			}
+			continue
+		}
+		if r.Map == nil || r.Var < 0 || r.Var >= r.Layout.NVars {
+			return fmt.Errorf("reference to a variable of another histogram without its map: %w", ErrHistUnsupported)
+		}
+	}
+	for _, v := range h.Vars {
+		if err := h.checkExpr(v, 0); err != nil {
+			return err
+		}
+	}
+	for _, v := range h.Vals {
+		if v.Expr != nil {
+			if err := h.checkExpr(v.Expr, 0); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range h.Actions {
+		t := a.Target
+		if t == nil || t.Ring == nil || t.Scratch == nil || t.Switch == nil {
+			return fmt.Errorf("synthetic event without its maps: %w", ErrHistUnsupported)
+		}
+		if len(a.Params) != len(t.Fields) || len(a.Params) > MaxSynthParams {
+			return fmt.Errorf("%d parameters for %d fields: %w", len(a.Params), len(t.Fields), ErrHistUnsupported)
+		}
+		for i, p := range a.Params {
+			if err := h.checkExpr(p, 0); err != nil {
+				return err
+			}
+			if _, err := sizeOf(t.Fields[i].Size); err != nil {
+				return fmt.Errorf("synthetic field of %d bytes: %w", t.Fields[i].Size, ErrHistUnsupported)
+			}
+		}
+		if t.Filter != nil {
+			if err := CheckFilter(t.Filter); err != nil {
+				return err
+			}
+		}
+		for _, sh := range t.Hists {
+			if len(sh.Actions) > 0 {
+				return fmt.Errorf("actions of a synthetic event's histogram: %w", ErrHistUnsupported)
+			}
+			if err := CheckHist(sh); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// histExpr computes x into R1. Temporaries live at rBuf+area+
+// histTempsOff, one per depth.
+func (e *emitter) histExpr(x *HistExpr, area, depth int) error {
+	tmp := int16(area + histTempsOff + 8*depth)
+	switch x.Op {
+	case 0:
+		switch {
+		case x.Ref != 0:
+			e.emit(asm.LoadMem(asm.R1, rBuf, int16(area+histRefsOff+8*(x.Ref-1)), asm.DWord))
+		case x.Field != nil:
+			if err := e.loadField(x.Field); err != nil {
+				return err
+			}
+			if x.Field.Signed {
+				e.signExtend(asm.R1, x.Field.Size)
+			}
+		case x.Timestamp:
+			e.emit(asm.LoadMem(asm.R1, rBuf, 0, asm.DWord))
+			if x.Usecs {
+				e.emit(asm.Add.Imm(asm.R1, 500), asm.Div.Imm(asm.R1, 1000))
+			}
+		case x.CPU:
+			e.emit(asm.LoadMem(asm.R1, rBuf, 8, asm.Word))
+		case x.IsConst:
+			e.emit(asm.LoadImm(asm.R1, int64(x.Const), asm.DWord))
+		}
+		return nil
+	case 'u':
+		if err := e.histExpr(x.X, area, depth+1); err != nil {
+			return err
+		}
+		e.emit(asm.Neg.Imm(asm.R1, 0))
+		return nil
+	}
+	if err := e.histExpr(x.X, area, depth+1); err != nil {
+		return err
+	}
+	e.emit(asm.StoreMem(rBuf, tmp, asm.R1, asm.DWord))
+	if x.Op == '/' && x.Y.Op == 0 && x.Y.IsConst {
+		e.emit(asm.LoadMem(asm.R1, rBuf, tmp, asm.DWord))
+		e.divConst(x.Y.Const)
+		return nil
+	}
+	if err := e.histExpr(x.Y, area, depth+1); err != nil {
+		return err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, asm.R1),
+		asm.LoadMem(asm.R1, rBuf, tmp, asm.DWord),
+	)
+	switch x.Op {
+	case '+':
+		e.emit(asm.Add.Reg(asm.R1, asm.R2))
+	case '-':
+		e.emit(asm.Sub.Reg(asm.R1, asm.R2))
+	case '*':
+		e.emit(asm.Mul.Reg(asm.R1, asm.R2))
+	case '/':
+		// hist_field_div: dividing by 0 gives -1.
+		nz := e.newLabel()
+		done := e.newLabel()
+		e.emit(
+			asm.JNE.Imm(asm.R2, 0, nz),
+			asm.Mov.Imm(asm.R1, -1),
+			asm.Ja.Label(done),
+		)
+		e.mark(nz)
+		e.emit(asm.Div.Reg(asm.R1, asm.R2))
+		e.mark(done)
+	}
+	return nil
+}
+
+// divConst divides R1 by the constant c as the kernel's divisions by a
+// constant do: a shift for a power of two, a multiplication and a shift
+// for a dividend below 2^20 when c is at most 2^20 (which rounds up), a
+// division otherwise.
+func (e *emitter) divConst(c uint64) {
+	const shift = 20
+	switch {
+	case c != 0 && c&(c-1) == 0:
+		e.emit(asm.RSh.Imm(asm.R1, int32(bits.TrailingZeros64(c))))
+	case c > 1<<shift || c == 0:
+		e.emit(asm.LoadImm(asm.R2, int64(c), asm.DWord), asm.Div.Reg(asm.R1, asm.R2))
+	default:
+		mult := uint64(1<<shift) / c
+		big := e.newLabel()
+		done := e.newLabel()
+		e.emit(
+			asm.LoadImm(asm.R2, int64(c), asm.DWord),
+			asm.JGE.Imm(asm.R1, 1<<shift, big),
+			asm.Mul.Imm(asm.R1, int32(mult)),
+			asm.Add.Imm(asm.R1, 1<<shift-1),
+			asm.RSh.Imm(asm.R1, shift),
+			asm.Ja.Label(done),
+		)
+		e.mark(big)
+		e.emit(asm.Div.Reg(asm.R1, asm.R2))
+		e.mark(done)
+	}
+}
+
+// resolveRefs emits resolve_var_refs for the references of h to other
+// histograms (self false) or to its own variables (self true), with the
+// key at rBuf+area: each value goes to its slot, and a failure jumps to
+// fail. For its own variables, rVal is the entry.
+func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
+	for i, r := range h.Refs {
+		if r.Self != self {
+			continue
+		}
+		ent := rVal
+		lay := HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)}
+		if !self {
+			if err := e.mapPtr(asm.R1, r.Map); err != nil {
+				return err
+			}
+			e.emit(
+				asm.Mov.Reg(asm.R2, rBuf),
+				asm.Add.Imm(asm.R2, int32(area)),
+				asm.FnMapLookupElem.Call(),
+				asm.JEq.Imm(asm.R0, 0, fail),
+			)
+			ent = asm.R0
+			lay = r.Layout
+		}
+		e.emit(
+			asm.LoadMem(asm.R1, ent, int16(lay.SetOff(r.Var)), asm.DWord),
+			asm.JEq.Imm(asm.R1, 0, fail),
+			asm.LoadMem(asm.R1, ent, int16(lay.VarOff(r.Var)), asm.DWord),
+			asm.StoreMem(rBuf, int16(area+histRefsOff+8*i), asm.R1, asm.DWord),
+		)
+		if r.ReadOnce && !self {
+			e.emit(zeroDWord(ent, int16(lay.SetOff(r.Var))))
+		}
+	}
+	return nil
+}
+
+// histVars stores the variables' new values in the entry at rVal and
+// marks them set (hist_trigger_elt_update's tracing_map_set_var).
+func (e *emitter) histVars(h *Hist, area int) error {
+	lay := HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)}
+	for i, v := range h.Vars {
+		if err := e.histExpr(v, area, 0); err != nil {
+			return err
+		}
+		e.emit(
+			asm.StoreMem(rVal, int16(lay.VarOff(i)), asm.R1, asm.DWord),
+			asm.Mov.Imm(asm.R1, 1),
+			asm.StoreMem(rVal, int16(lay.SetOff(i)), asm.R1, asm.DWord),
+		)
+	}
+	return nil
+}
+
+// histActions runs h's actions once its own references are resolved.
+func (e *emitter) histActions(h *Hist, area int) error {
+	for _, a := range h.Actions {
+		if err := e.synthAction(a, area); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// synthAction generates a synthetic event: the parameters are computed
+// into the probe's area, then the record is built in this CPU's value of
+// the event's scratch map, which becomes rBuf until the record is done.
+func (e *emitter) synthAction(a *HistAction, area int) error {
+	t := a.Target
+	for i, p := range a.Params {
+		if err := e.histExpr(p, area, 0); err != nil {
+			return err
+		}
+		e.emit(asm.StoreMem(rBuf, int16(area+histParamOff+8*i), asm.R1, asm.DWord))
+	}
+	done := e.newLabel()
+	e.emit(asm.StoreMem(asm.R10, stkSaveBuf, rBuf, asm.DWord))
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
+	)
+	if err := e.lookup(t.Scratch, stkKey); err != nil {
+		return err
+	}
+	e.emit(asm.JEq.Imm(asm.R0, 0, done))
+	// Header: the hit's time, CPU and comm, the event's number, the
+	// task's pid; then the common fields and the values.
+	e.emit(
+		asm.LoadMem(asm.R1, rBuf, 0, asm.DWord),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, rBuf, 8, asm.Word),
+		asm.StoreMem(asm.R0, 8, asm.R1, asm.Word),
+		asm.StoreImm(asm.R0, 12, 0, asm.Word),
+		asm.LoadMem(asm.R1, rBuf, 16, asm.DWord),
+		asm.StoreMem(asm.R0, 16, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, rBuf, 24, asm.DWord),
+		asm.StoreMem(asm.R0, 24, asm.R1, asm.DWord),
+		asm.StoreImm(asm.R0, 32, int64(t.Num), asm.Word),
+		asm.LoadMem(asm.R1, asm.R10, stkPidTgid, asm.DWord),
+		asm.StoreMem(asm.R0, 36, asm.R1, asm.Word),
+		asm.StoreMem(asm.R0, recOff(4), asm.R1, asm.Word),
+		asm.StoreImm(asm.R0, recOff(0), int64(t.EventID), asm.Half),
+		asm.StoreImm(asm.R0, recOff(2), 0, asm.Half),
+	)
+	for i, f := range t.Fields {
+		sz, _ := sizeOf(f.Size)
+		off := recOff(8 + 8*i)
+		e.emit(
+			zeroDWord(asm.R0, off),
+			asm.LoadMem(asm.R1, rBuf, int16(area+histParamOff+8*i), asm.DWord),
+			asm.StoreMem(asm.R0, off, asm.R1, sz),
+		)
+	}
+	e.emit(asm.Mov.Reg(rBuf, asm.R0))
+	size := SynthRecordSize(len(t.Fields))
+	// The synthetic event's own triggers and filter read its record.
+	ownFields, filterRec, scratch := e.ownFields, e.filterRec, e.p.ScratchSize
+	e.ownFields, e.filterRec, e.p.ScratchSize = false, size, SynthScratch(len(t.Fields))
+	sarea := FilterScratch(size)
+	for _, sh := range t.Hists {
+		if err := e.hist(sh, size, sarea); err != nil {
+			return err
+		}
+	}
+	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+	if err := e.lookup(t.Switch, stkKey); err != nil {
+		return err
+	}
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, done),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JEq.Imm(asm.R1, 0, done),
+	)
+	if t.Filter != nil {
+		if err := e.filterStageTo(t.Filter, size, done); err != nil {
+			return err
+		}
+	}
+	if err := e.mapPtr(asm.R1, t.Ring); err != nil {
+		return err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, rBuf),
+		asm.Mov.Imm(asm.R3, int32(SynthHeader+size)),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnRingbufOutput.Call(),
+	)
+	e.mark(done)
+	e.emit(asm.LoadMem(rBuf, asm.R10, stkSaveBuf, asm.DWord))
+	e.ownFields, e.filterRec, e.p.ScratchSize = ownFields, filterRec, scratch
+	return nil
+}
+
+// SynthHeader is the header before a synthetic record in the ring: u64
+// time, u32 CPU, u32 0, the comm (16 bytes), u32 the event's number
+// (SynthTarget.Num), u32 the task's pid. It is the static events' header.
+const SynthHeader = 40
