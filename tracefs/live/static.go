@@ -51,8 +51,8 @@ const staticDynamic = 512
 const staticRingSize = 4 << 20
 
 type staticEvent struct {
-	num   uint32 // the attach cookie, which the program writes in the header
-	ev    *printfmt.Event
+	num uint32 // the attach cookie, which the program writes in the header
+	ev  *printfmt.Event
 	// synth is a synthetic event's definition: its records are printed
 	// as the kernel's print_synth_event prints them (synth.go).
 	synth *synth.Event
