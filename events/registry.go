@@ -305,14 +305,24 @@ func (r *Registry) SetGenerated(name string, on bool) {
 }
 
 // Truncate is an O_TRUNC open of control file f: it removes every event in
-// the file's scope (kprobe_events: kprobes; dynamic_events: all), or fails
-// with EBUSY and removes nothing when one of them is enabled.
+// the file's scope (kprobe_events: kprobes; dynamic_events: all), as the
+// kernel's dyn_events_release_all does. When one of them is busy it fails
+// with EBUSY and removes nothing: a probe event is busy while enabled (or
+// in soft mode), a synthetic event while a hist action generates it. Then
+// the events go in order until one cannot (an enabled synthetic event):
+// the write fails with EBUSY and the events before it are gone.
 func (r *Registry) Truncate(f File) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	scope := scopeOf(f)
 	for _, p := range r.probes {
-		if scope.has(p.Event.Kind) && (p.Event.Enabled || p.Event.Soft || p.Event.Generated) {
+		ev := p.Event
+		busy := ev.Enabled || ev.Soft || ev.Generated
+		if ev.Kind == Synthetic {
+			// synth_event_is_busy looks at the references only.
+			busy = ev.Generated
+		}
+		if scope.has(ev.Kind) && busy {
 			return &WriteError{Errno: syscall.EBUSY}
 		}
 	}

@@ -1,0 +1,101 @@
+package live
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
+)
+
+// synthScript is the latency pattern of the kernel's histogram
+// documentation on kprobes: the entry of vfs_write saves a timestamp and
+// the count in variables keyed by pid, its return computes the latency
+// from them (reading the timestamp once) and generates a synthetic event
+// with it, the pid and the count; the synthetic event has a histogram of
+// its own and is traced while enabled. A trigger on process exit reads
+// the same timestamp in an expression: the return consumed it, so it
+// generates nothing. Another synthetic event is generated from a static
+// event's histogram, with a parameter read without consuming. Values
+// that are expressions are summed but not shown.
+const synthScript = `echo 'wlat u64 lat; int pid; u64 cnt' >> synthetic_events
+echo 'wl2 u64 lat; int pid' >> synthetic_events
+echo 'wl3 u64 d' >> synthetic_events
+echo 'p:demo/w vfs_write count=%dx:u64' >> kprobe_events
+echo 'r:demo/wret vfs_write ret=$retval:s64' >> kprobe_events
+echo 'hist:keys=common_pid:ts0=common_timestamp.usecs,c=count,ts1=common_timestamp if comm == "dd"' > events/demo/w/trigger
+echo 'hist:keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(demo.w).wlat($lat,common_pid,$c) if comm == "dd"' > events/demo/wret/trigger
+echo 'hist:keys=cnt:vals=hitcount:sort=cnt' > events/synthetic/wlat/trigger
+echo 'hist:keys=count:vals=hitcount,count*2:sort=count if comm == "dd"' >> events/demo/w/trigger
+echo 'hist:keys=ret:d=ret*2-ret/3:vals=hitcount:sort=ret if comm == "dd"' >> events/demo/wret/trigger
+echo 'hist:keys=common_pid:x=common_timestamp.usecs-$ts0:onmatch(demo.w).trace(wl3,$x) if comm == "dd"' > events/sched/sched_process_exit/trigger
+echo 'hist:keys=common_pid:onmatch(demo.w).trace(wl2,$ts1,common_pid) if comm == "dd"' >> events/sched/sched_process_exit/trigger
+echo 'hist:keys=d' > events/synthetic/wl3/trigger
+echo 'hist:keys=pid:vals=hitcount' > events/synthetic/wl2/trigger
+echo 1 > events/synthetic/wlat/enable
+echo 1 > events/synthetic/wl3/enable
+dd if=/dev/zero of=/tmp/z bs=512 count=3 2>/dev/null
+dd if=/dev/zero of=/tmp/z bs=100 count=2 2>/dev/null
+dd if=/dev/zero of=/tmp/z bs=4000 count=1 2>/dev/null
+echo 0 > events/synthetic/wlat/enable
+dd if=/dev/zero of=/tmp/z bs=77 count=1 2>/dev/null
+echo @@TRACE; cat trace; echo @@END-TRACE
+echo @@HIST; cat events/synthetic/wlat/hist events/demo/w/hist events/demo/wret/hist events/synthetic/wl3/hist; echo @@END-HIST
+echo @@WL2; grep -c 'pid:' events/synthetic/wl2/hist; tail -3 events/synthetic/wl2/hist; echo @@END-WL2
+echo @@TRIGGERS; cat events/demo/w/trigger events/demo/wret/trigger events/sched/sched_process_exit/trigger events/synthetic/wlat/trigger; echo @@END-TRIGGERS
+echo @@BUSY; { echo > synthetic_events; } 2>/dev/null; echo "rc $?"; { echo '!wlat' >> synthetic_events; } 2>/dev/null; echo "rc $?"; echo @@END-BUSY
+echo @@CLEAN
+for f in synthetic/wlat synthetic/wl2 synthetic/wl3 sched/sched_process_exit demo/wret demo/w; do { echo > events/$f/trigger; } 2>/dev/null; echo "$f $?"; done
+echo > trace
+{ echo > kprobe_events; } 2>/dev/null; echo "kprobe_events $?"
+{ echo > synthetic_events; } 2>/dev/null; echo "synthetic_events $?"
+cat synthetic_events kprobe_events; echo @@END-CLEAN
+`
+
+// synthNorm hides what differs between two runs of synthScript: the
+// latencies, pids and timestamps.
+var synthNorm = regexp.MustCompile(`lat=\d+|pid=\d+|d=\d+|(common_pid|pid|d): +\d+|\[ *\d+\]`)
+
+// TestSynthLiveVM runs synthScript on each pinned kernel's tracefs and
+// under ktrace sh with the live backend, in the same boot: the same
+// synthetic events in the trace, the same hist and trigger files.
+func TestSynthLiveVM(t *testing.T) {
+	vmtest.Require(t)
+	kt := vmtest.Ktrace(t)
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		script := "echo @@KERNEL\n" + synthScript + "echo @@END-KERNEL\n" +
+			"echo @@KTRACE\n/bin/ktrace --kernel host sh -c " + vmtest.ShQuote(synthScript) + " 2>/tmp/sh.err\necho @@END-KTRACE\n" +
+			"echo @@ERR; cat /tmp/sh.err; echo @@END-ERR\n"
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+		defer cancel()
+		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{"/bin/ktrace": kt}})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s := string(out)
+		kern, got := section(s, "KERNEL"), section(s, "KTRACE")
+		events := func(trace string) string {
+			var lines []string
+			for _, e := range traceEvents(trace) {
+				lines = append(lines, synthNorm.ReplaceAllString(e, "N"))
+			}
+			return strings.Join(lines, "\n")
+		}
+		want := events(section(kern, "TRACE"))
+		if strings.Count(want, "wlat:") != 9 {
+			t.Fatalf("the kernel traced no synthetic events (test premise):\n%s", kern)
+		}
+		if g := events(section(got, "TRACE")); g != want {
+			t.Errorf("trace events:\n%s\nkernel's:\n%s\nstderr:\n%s", g, want, section(s, "ERR"))
+		}
+		for _, sec := range []string{"HIST", "WL2", "TRIGGERS", "BUSY", "CLEAN"} {
+			w, g := synthNorm.ReplaceAllString(section(kern, sec), "N"), synthNorm.ReplaceAllString(section(got, sec), "N")
+			if g != w {
+				t.Errorf("%s:\n%s\nkernel's:\n%s\nstderr:\n%s", sec, g, w, section(s, "ERR"))
+			}
+		}
+		t.Logf("%s: kernel's trace:\n%s\nhist files:\n%s", k.Name, section(kern, "TRACE"), section(kern, "HIST"))
+	})
+}
