@@ -382,12 +382,20 @@ func TestExportHost(t *testing.T) {
 	sinks.Feed(&o)
 	var mu sync.Mutex
 	hits := map[string]uint64{}
+	// The recording's counters: besides the records printed, the ring
+	// buffer refused HOST hits of myprobe, and HOST more could not be
+	// decoded.
 	o.Counters(func() (record.Counts, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		var c record.Counts
+		c := record.Counts{Undecodable: uint64(host)}
 		for _, name := range []string{"kprobes/myprobe", "kprobes/arr", "kprobes/rev"} {
-			c.Events = append(c.Events, record.EventCount{Name: name, Hits: hits[name]})
+			ev := record.EventCount{Name: name, Hits: hits[name]}
+			if name == "kprobes/myprobe" {
+				ev.Hits += 2 * uint64(host)
+				ev.Misses = uint64(host)
+			}
+			c.Events = append(c.Events, ev)
 		}
 		return c, nil
 	})
@@ -415,8 +423,10 @@ var exportSummary = regexp.MustCompile(`ktrace: export: (\d+) log records export
 // (OTEL_RESOURCE_ATTRIBUTES=host.name=...), configured only by the
 // OTEL_EXPORTER_OTLP_* variables: every line of each process's text
 // output reaches the collector's file once, under that host, as the body
-// of a log record with the typed attributes of its event, and the hits
-// the collector got as metrics are the lines each host printed.
+// of a log record with the typed attributes of its event, and the
+// counters the collector got as metrics are each host's: the hits of the
+// lines it printed and of the records it lost, the misses, the lost and
+// the dropped records.
 func TestCollector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the collector; skipped in -short mode")
@@ -503,16 +513,22 @@ func TestCollector(t *testing.T) {
 			}
 		}
 		total += len(lines)
-		for ev, k := range printed {
-			key := host + " " + MetricHits + " event=" + ev
-			if counts[key] != int64(k) {
-				t.Errorf("%s: %s = %d, want the %d lines printed", host, key, counts[key], k)
-			}
+		// The counters TestExportHost's recording kept.
+		wantCounts := map[string]int64{
+			MetricLost + " reason=ring_buffer_full": int64(h),
+			MetricLost + " reason=undecodable":      int64(h),
+			MetricDropped + " reason=queue_full":    0,
+			MetricDropped + " reason=export_failed": 0,
 		}
-		for _, r := range []string{"queue_full", "export_failed"} {
-			key := host + " " + MetricDropped + " reason=" + r
-			if v, ok := counts[key]; !ok || v != 0 {
-				t.Errorf("%s: %s = %d (reported %v), want 0", host, key, v, ok)
+		for ev, k := range printed {
+			wantCounts[MetricHits+" event="+ev] = int64(k)
+			wantCounts[MetricMisses+" event="+ev] = 0
+		}
+		wantCounts[MetricHits+" event=kprobes/myprobe"] += 2 * int64(h)
+		wantCounts[MetricMisses+" event=kprobes/myprobe"] = int64(h)
+		for key, v := range wantCounts {
+			if got, ok := counts[host+" "+key]; !ok || got != v {
+				t.Errorf("%s: %s = %d (received: %v), want %d", host, key, got, ok, v)
 			}
 		}
 	}
