@@ -548,7 +548,9 @@ func TestCollector(t *testing.T) {
 // exported ones, none twice), the export resumes with the new collector,
 // which gets the dropped count as a metric, and Event is not slowed while
 // the collector is down: feeding the same bursts takes at most a few
-// times as long as with the collector up.
+// times as long as with the collector up. The collector is stopped with
+// SIGTERM: killed outright, it would lose what its file exporter had
+// acknowledged but not yet written, which no sender can know of.
 func TestCollectorKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the collector; skipped in -short mode")
