@@ -103,6 +103,8 @@ type SynthTarget struct {
 	// Filter is the event's filter (nil: none); Hists its hist triggers.
 	Filter *filter.Filter
 	Hists  []*Hist
+	// TracingOn, when set, is tracing_on (ProbeProgram.TracingOn).
+	TracingOn asm.FDer
 }
 
 // SynthField is one field of a synthetic event's record.
@@ -470,6 +472,19 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		if err := e.filterStageTo(t.Filter, size, done); err != nil {
 			return err
 		}
+	}
+	if t.TracingOn != nil {
+		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+		if err := e.lookup(t.TracingOn, stkKey); err != nil {
+			return err
+		}
+		on := e.newLabel()
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, on),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 0, done),
+		)
+		e.mark(on)
 	}
 	if err := e.mapPtr(asm.R1, t.Ring); err != nil {
 		return err

@@ -35,6 +35,14 @@ type HistBackend interface {
 	HistSort() trigger.SortVariant
 }
 
+// TriggerStater is a backend whose programs run trigger commands: before
+// an enable or trigger file is read, it writes what they changed (soft
+// mode events switched on or off by enable_event and disable_event, the
+// counts left) back into the events and trigger lists.
+type TriggerStater interface {
+	SyncTriggerState()
+}
+
 // SoftModer is a backend whose events' removal depends on soft mode
 // (events.Event.Soft).
 type SoftModer interface {

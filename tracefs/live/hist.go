@@ -63,17 +63,20 @@ var _ tracefs.HistBackend = (*Backend)(nil)
 func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var list []*trigger.Trigger
+	var list, cmds []*trigger.Trigger
 	for _, t := range l.Triggers {
 		if t.Hist == nil {
-			// The other commands act on the tracer's state (tracing_on,
-			// soft-disable flags, snapshots, stack entries), which the
-			// programs do not drive.
-			return b.refuse(group, name, fmt.Errorf("%s triggers: %w", t.Cmd, tracer.ErrNotSupported))
+			cmds = append(cmds, t)
+			continue
 		}
 		list = append(list, t)
 	}
 	ev := b.R.Event(group, name)
+	if len(cmds) > 0 && (ev == nil || ev.Kind == events.Synthetic) {
+		// The kernel's static events and the synthetic events run
+		// only hist triggers here.
+		return b.refuse(group, name, fmt.Errorf("%s triggers on %s/%s: %w", cmds[0].Cmd, group, name, tracer.ErrNotSupported))
+	}
 	var se *tracefs.StaticEvent
 	var key evID
 	switch {
@@ -123,8 +126,11 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	var dropSwitch *ebpf.Map
 	synthetic := ev != nil && ev.Kind == events.Synthetic
 	if se == nil && !synthetic {
+		// An event with triggers is attached in soft mode, as is the
+		// target of an enable_event or disable_event trigger.
+		soft := len(list) > 0 || len(cmds) > 0 || b.targeted(key)
 		switch sw := st.switches[key]; {
-		case len(list) > 0 && sw == nil:
+		case soft && sw == nil:
 			m, err := newTraceSwitch()
 			if err != nil {
 				st.events[key] = old
@@ -132,10 +138,20 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 				return b.refuse(group, name, err)
 			}
 			st.switches[key] = m
-		case len(list) == 0 && sw != nil:
+		case !soft && sw != nil:
 			dropSwitch = sw
 			delete(st.switches, key)
 		}
+	}
+	commit := func() {}
+	if se == nil && !synthetic {
+		c, err := b.setCommands(key, cmds)
+		if err != nil {
+			st.events[key] = old
+			undo()
+			return b.refuse(group, name, err)
+		}
+		commit = c
 	}
 	defer func() {
 		if dropSwitch != nil {
@@ -158,6 +174,7 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 		apply()
 		return err
 	}
+	commit()
 	keep := map[*trigger.Trigger]bool{}
 	for _, t := range list {
 		keep[t] = true

@@ -71,7 +71,11 @@ func (b *Backend) synthTarget(name string) (*bpfcode.SynthTarget, error) {
 		return nil, err
 	}
 	st := b.static
-	t := &bpfcode.SynthTarget{
+	tracing, err := b.tracing()
+	if err != nil {
+		return nil, err
+	}
+	t := &bpfcode.SynthTarget{TracingOn: tracing,
 		Fields: fields, EventID: uint16(ev.ID), Num: so.out.num,
 		Ring: st.ring, Scratch: so.scratch, Switch: so.sw, Filter: ev.Filter,
 	}
