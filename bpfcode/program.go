@@ -356,21 +356,19 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 			return nil, err
 		}
 	}
-	if err := e.triggers(false, size); err != nil {
-		return nil, err
-	}
 	post := ""
-	for _, t := range p.Triggers {
-		if t.Kind.post() {
-			post = e.newLabel()
-		}
-	}
-	if post != "" && !cond {
-		// Nothing needs the record: every trigger runs before it.
-		if err := e.triggers(true, size); err != nil {
+	if cond {
+		if err := e.triggers(false, size); err != nil {
 			return nil, err
 		}
-		post = ""
+		for _, t := range p.Triggers {
+			if t.Kind.post() {
+				post = e.newLabel()
+			}
+		}
+	} else if err := e.allTriggers(size); err != nil {
+		// Nothing needs the record: every trigger runs before it.
+		return nil, err
 	}
 	if !cond && checkTracing {
 		if err := e.sampleTracing(); err != nil {

@@ -112,6 +112,17 @@ func (e *emitter) sampleTracing() error {
 	return nil
 }
 
+// allTriggers runs every trigger of the event in list order (none needs
+// the record: all run before it).
+func (e *emitter) allTriggers(size int) error {
+	for _, t := range e.p.Triggers {
+		if err := e.trigger(t, size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // triggers runs the event's triggers whose post() is post, in order.
 // size is the record's size (for the triggers' filters).
 func (e *emitter) triggers(post bool, size int) error {

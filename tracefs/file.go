@@ -468,7 +468,7 @@ func (f *FS) content(n node) string {
 		// Triggers may have switched events and used up counts where
 		// the events happen.
 		if ts, ok := f.b.(TriggerStater); ok {
-			ts.SyncTriggerState()
+			f.setStaticStates(ts.SyncTriggerState())
 		}
 	}
 	switch n.kind {

@@ -38,9 +38,10 @@ type HistBackend interface {
 // TriggerStater is a backend whose programs run trigger commands: before
 // an enable or trigger file is read, it writes what they changed (soft
 // mode events switched on or off by enable_event and disable_event, the
-// counts left) back into the events and trigger lists.
+// counts left) back into the events and trigger lists, and returns the
+// enable state of the static events they switch ("SYSTEM/EVENT").
 type TriggerStater interface {
-	SyncTriggerState()
+	SyncTriggerState() (static map[string]bool)
 }
 
 // SoftModer is a backend whose events' removal depends on soft mode

@@ -72,10 +72,10 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 		list = append(list, t)
 	}
 	ev := b.R.Event(group, name)
-	if len(cmds) > 0 && (ev == nil || ev.Kind == events.Synthetic) {
-		// The kernel's static events and the synthetic events run
-		// only hist triggers here.
-		return b.refuse(group, name, fmt.Errorf("%s triggers on %s/%s: %w", cmds[0].Cmd, group, name, tracer.ErrNotSupported))
+	if len(cmds) > 0 && ev != nil && ev.Kind == events.Synthetic {
+		// A synthetic event's records are written by the programs
+		// that generate it, which run its hist triggers only.
+		return b.refuse(group, name, fmt.Errorf("%s triggers on a synthetic event: %w", cmds[0].Cmd, tracer.ErrNotSupported))
 	}
 	var se *tracefs.StaticEvent
 	var key evID
@@ -144,7 +144,7 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 		}
 	}
 	commit := func() {}
-	if se == nil && !synthetic {
+	if !synthetic {
 		c, err := b.setCommands(key, cmds)
 		if err != nil {
 			st.events[key] = old

@@ -70,6 +70,9 @@ type Backend struct {
 	// tracing_on (triggers.go). Guarded by mu.
 	trig      trigState
 	tracingOn tracingSwitch
+	// staticOn is which static events are enabled ("SYSTEM/EVENT"), as
+	// tracefs last said or a trigger switched them. Guarded by mu.
+	staticOn map[string]bool
 }
 
 // evID names one event for as long as it exists: its serial, which no

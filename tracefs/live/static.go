@@ -87,6 +87,31 @@ type staticTracer struct {
 func (b *Backend) SetStaticEnabled(se tracefs.StaticEvent, on bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	name := se.System + "/" + se.Name
+	if b.staticOn == nil {
+		b.staticOn = map[string]bool{}
+	}
+	was := b.staticOn[name]
+	b.staticOn[name] = on
+	key := evID{se.System, se.Name, staticSerial}
+	if b.hists.static[key] != nil {
+		// In soft mode: its program traces it when its switch is on.
+		if err := setSwitch(b.hists.switches[key], on); err != nil {
+			b.staticOn[name] = was
+			return b.staticFail(se, err)
+		}
+		return nil
+	}
+	if err := b.staticPlain(se, on); err != nil {
+		b.staticOn[name] = was
+		return err
+	}
+	return nil
+}
+
+// staticPlain attaches (on) or detaches the program that traces static
+// event se when it is not in soft mode. Called with mu held.
+func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 	st, err := b.staticTracer()
 	if err != nil {
 		return b.staticFail(se, err)

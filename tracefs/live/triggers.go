@@ -94,11 +94,16 @@ func (b *Backend) newEvTrigger(t *trigger.Trigger) (*evTrigger, error) {
 	et := &evTrigger{spec: &bpfcode.EventTrigger{Kind: kind, Filter: t.Filter}}
 	if kind == bpfcode.EnableEvent || kind == bpfcode.DisableEvent {
 		sys, name, _ := strings.Cut(t.Target, ":")
-		ev := b.R.Event(sys, name)
-		if ev == nil || ev.Kind == events.Synthetic {
-			return nil, fmt.Errorf("%s on %s, not one of ktrace's probe events: %w", t.Cmd, t.Target, tracer.ErrNotSupported)
+		switch ev := b.R.Event(sys, name); {
+		case ev != nil && ev.Kind == events.Synthetic:
+			return nil, fmt.Errorf("%s on the synthetic event %s: %w", t.Cmd, t.Target, tracer.ErrNotSupported)
+		case ev != nil:
+			et.target = evID{ev.Group, ev.Name, ev.Serial}
+		case b.staticEvent(sys, name) != nil:
+			et.target = evID{sys, name, staticSerial}
+		default:
+			return nil, fmt.Errorf("%s on %s: no such event: %w", t.Cmd, t.Target, tracer.ErrNotSupported)
 		}
-		et.target = evID{ev.Group, ev.Name, ev.Serial}
 	}
 	if t.Count >= 0 {
 		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_tcount", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1})
@@ -220,6 +225,12 @@ func (b *Backend) syncTargets() error {
 			if b.hists.switches[key] != nil {
 				continue
 			}
+			if key.serial == staticSerial {
+				if se := b.staticEvent(key.group, key.name); se != nil {
+					errs = append(errs, b.attachStaticHists(se, key))
+				}
+				continue
+			}
 			ev := b.R.Event(key.group, key.name)
 			if ev == nil || ev.Serial != key.serial {
 				continue
@@ -237,6 +248,12 @@ func (b *Backend) syncTargets() error {
 		if len(b.hists.events[key]) > 0 || len(b.trig.of[key]) > 0 || b.targeted(key) {
 			continue
 		}
+		if key.serial == staticSerial {
+			if se := b.staticEvent(key.group, key.name); se != nil {
+				errs = append(errs, b.attachStaticHists(se, key))
+			}
+			continue
+		}
 		ev := b.R.Event(key.group, key.name)
 		delete(b.hists.switches, key)
 		if ev != nil && ev.Serial == key.serial {
@@ -252,7 +269,7 @@ var _ tracefs.TriggerStater = (*Backend)(nil)
 // SyncTriggerState writes back what the programs' triggers changed: the
 // counts, and the enable state of the events enable_event and
 // disable_event switch.
-func (b *Backend) SyncTriggerState() {
+func (b *Backend) SyncTriggerState() (static map[string]bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for key := range b.trig.of {
@@ -260,6 +277,18 @@ func (b *Backend) SyncTriggerState() {
 	}
 	for key, sw := range b.hists.switches {
 		if !b.targeted(key) {
+			continue
+		}
+		if key.serial == staticSerial {
+			var v uint32
+			if err := sw.Lookup(uint32(0), &v); err == nil {
+				name := key.group + "/" + key.name
+				if static == nil {
+					static = map[string]bool{}
+				}
+				static[name] = v != 0
+				b.staticOn[name] = v != 0
+			}
 			continue
 		}
 		ev := b.R.Event(key.group, key.name)
@@ -274,6 +303,7 @@ func (b *Backend) SyncTriggerState() {
 			b.R.SetEnabled(ev, on)
 		}
 	}
+	return static
 }
 
 // syncCounts writes the triggers' counts back into an event's trigger
