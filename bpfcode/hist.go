@@ -39,10 +39,16 @@ type Hist struct {
 	Vars    []*HistExpr
 	Refs    []HistRef
 	Actions []*HistAction
+	// NTrack is the number of values onmax() and onchange() handlers
+	// follow; Saves the fields save() keeps, computed from the record.
+	NTrack int
+	Saves  []*HistExpr
 }
 
 // Layout is the value layout of h's map.
-func (h *Hist) Layout() HistLayout { return HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)} }
+func (h *Hist) Layout() HistLayout {
+	return HistLayout{NVals: len(h.Vals), NVars: len(h.Vars), NTrack: h.NTrack, NSave: len(h.Saves)}
+}
 
 // HistKey is one field of a histogram's key.
 type HistKey struct {

@@ -26,11 +26,12 @@ import (
 
 // HistLayout places an entry's parts in a histogram map's value: the
 // hitcount, the sums, the variables' values, one "set" word per
-// variable, and the comm of the task that created the entry.
-type HistLayout struct{ NVals, NVars int }
+// variable, the values onmax() and onchange() follow, the fields save()
+// keeps, and the comm of the task that created the entry.
+type HistLayout struct{ NVals, NVars, NTrack, NSave int }
 
 // Size is the map's value size.
-func (l HistLayout) Size() int { return 8*(1+l.NVals) + 16*l.NVars + 16 }
+func (l HistLayout) Size() int { return l.CommOff() + 16 }
 
 // VarOff is where variable i's value is.
 func (l HistLayout) VarOff(i int) int { return 8*(1+l.NVals) + 8*i }
@@ -38,8 +39,12 @@ func (l HistLayout) VarOff(i int) int { return 8*(1+l.NVals) + 8*i }
 // SetOff is where variable i's set word is (non-zero: set).
 func (l HistLayout) SetOff(i int) int { return 8*(1+l.NVals) + 8*l.NVars + 8*i }
 
+// TrackOff is where tracked value i is; SaveOff where saved field i is.
+func (l HistLayout) TrackOff(i int) int { return 8*(1+l.NVals) + 16*l.NVars + 8*i }
+func (l HistLayout) SaveOff(i int) int  { return l.TrackOff(l.NTrack) + 8*i }
+
 // CommOff is where the comm is.
-func (l HistLayout) CommOff() int { return 8*(1+l.NVals) + 16*l.NVars }
+func (l HistLayout) CommOff() int { return l.SaveOff(l.NSave) }
 
 // HistExpr is a value computed from the record: a leaf (a field, the
 // timestamp, the CPU, a constant or a variable reference) or an operator
@@ -76,11 +81,19 @@ type HistRef struct {
 	ReadOnce bool
 }
 
-// HistAction is an onmatch() handler's trace() action: Params, in the
-// synthetic event's field order, make the record of Target.
+// HistAction is a handler with its action. An onmatch() handler runs it
+// every time; onmax() ('>') and onchange ('!') when the value of
+// reference TrackRef-1 is above (differs from) tracked value TrackIdx,
+// which it then becomes. The action is trace() (Target set: Params, in
+// the synthetic event's field order, make its record) or save() (Save:
+// the histogram's Saves are stored).
 type HistAction struct {
-	Params []*HistExpr
-	Target *SynthTarget
+	Track    byte
+	TrackRef int
+	TrackIdx int
+	Save     bool
+	Params   []*HistExpr
+	Target   *SynthTarget
 }
 
 // SynthTarget is a synthetic event as hist actions generate it.
@@ -200,7 +213,18 @@ func (h *Hist) checkVars() error {
 			}
 		}
 	}
+	for _, s := range h.Saves {
+		if err := h.checkExpr(s, 0); err != nil {
+			return err
+		}
+	}
 	for _, a := range h.Actions {
+		if a.Track != 0 && (a.TrackRef < 1 || a.TrackRef > len(h.Refs) || a.TrackIdx < 0 || a.TrackIdx >= h.NTrack) {
+			return fmt.Errorf("tracked value: %w", ErrHistUnsupported)
+		}
+		if a.Save {
+			continue
+		}
 		t := a.Target
 		if t == nil || t.Ring == nil || t.Scratch == nil || t.Switch == nil {
 			return fmt.Errorf("synthetic event without its maps: %w", ErrHistUnsupported)
@@ -345,7 +369,7 @@ func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
 			continue
 		}
 		ent := rVal
-		lay := HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)}
+		lay := h.Layout()
 		if !self {
 			if err := e.mapPtr(asm.R1, r.Map); err != nil {
 				return err
@@ -375,7 +399,7 @@ func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
 // histVars stores the variables' new values in the entry at rVal and
 // marks them set (hist_trigger_elt_update's tracing_map_set_var).
 func (e *emitter) histVars(h *Hist, area int) error {
-	lay := HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)}
+	lay := h.Layout()
 	for i, v := range h.Vars {
 		if err := e.histExpr(v, area, 0); err != nil {
 			return err
@@ -389,12 +413,44 @@ func (e *emitter) histVars(h *Hist, area int) error {
 	return nil
 }
 
-// histActions runs h's actions once its own references are resolved.
+// stkSaveVal keeps the entry (rVal) while a synthetic record is built.
+const stkSaveVal = -120
+
+// histActions runs h's actions once its own references are resolved
+// (hist_trigger_actions), with rVal the entry.
 func (e *emitter) histActions(h *Hist, area int) error {
+	lay := h.Layout()
 	for _, a := range h.Actions {
-		if err := e.synthAction(a, area); err != nil {
-			return err
+		skip := e.newLabel()
+		if a.Track != 0 {
+			// ontrack_action: the new value against the tracked one.
+			off := int16(lay.TrackOff(a.TrackIdx))
+			e.emit(
+				asm.LoadMem(asm.R1, rBuf, int16(area+histRefsOff+8*(a.TrackRef-1)), asm.DWord),
+				asm.LoadMem(asm.R2, rVal, off, asm.DWord),
+			)
+			if a.Track == '>' {
+				e.emit(asm.JLE.Reg(asm.R1, asm.R2, skip))
+			} else {
+				e.emit(asm.JEq.Reg(asm.R1, asm.R2, skip))
+			}
+			e.emit(asm.StoreMem(rVal, off, asm.R1, asm.DWord))
 		}
+		if a.Save {
+			for i, x := range h.Saves {
+				if err := e.histExpr(x, area, 0); err != nil {
+					return err
+				}
+				e.emit(asm.StoreMem(rVal, int16(lay.SaveOff(i)), asm.R1, asm.DWord))
+			}
+		} else {
+			e.emit(asm.StoreMem(asm.R10, stkSaveVal, rVal, asm.DWord))
+			if err := e.synthAction(a, area); err != nil {
+				return err
+			}
+			e.emit(asm.LoadMem(rVal, asm.R10, stkSaveVal, asm.DWord))
+		}
+		e.mark(skip)
 	}
 	return nil
 }

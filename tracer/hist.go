@@ -127,20 +127,46 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 		spec.Vars = append(spec.Vars, e)
 	}
 	var synths []string
-	for _, a := range h.Actions {
-		if !a.IsOnMatch() || !a.IsTrace() {
-			return nil, nil, unsupported("onmax, onchange, save and snapshot handlers")
+	tracks, saves := h.Tracks()
+	spec.NTrack = len(tracks)
+	for _, sv := range saves {
+		e, err := x.expr(sv, false)
+		if err != nil {
+			return nil, nil, unsupported(fmt.Sprintf("save(%s): %v", sv.Var, err))
 		}
-		act := &bpfcode.HistAction{}
-		for _, p := range a.ParamFields() {
-			e, err := x.param(p)
-			if err != nil {
-				return nil, nil, unsupported(fmt.Sprintf("parameter: %v", err))
+		spec.Saves = append(spec.Saves, e)
+	}
+	for _, a := range h.Actions {
+		if a.IsSnapshot() {
+			return nil, nil, unsupported("snapshot() actions")
+		}
+		act := &bpfcode.HistAction{Save: a.IsSave()}
+		if a.IsOnMax() || a.IsOnChange() {
+			act.Track, act.TrackIdx = '!', slices.Index(tracks, a)
+			if a.IsOnMax() {
+				act.Track = '>'
 			}
-			act.Params = append(act.Params, e)
+			ref, err := x.param(a.Tracked())
+			if err != nil || ref.Ref == 0 {
+				return nil, nil, unsupported(fmt.Sprintf("the variable onmax() or onchange() follows: %v", err))
+			}
+			act.TrackRef = ref.Ref
+		}
+		if a.IsTrace() {
+			for _, p := range a.ParamFields() {
+				e, err := x.param(p)
+				if err != nil {
+					return nil, nil, unsupported(fmt.Sprintf("parameter: %v", err))
+				}
+				act.Params = append(act.Params, e)
+			}
 		}
 		spec.Actions = append(spec.Actions, act)
-		synths = append(synths, a.Synthetic())
+		synth := ""
+		if a.IsTrace() {
+			synth = a.Synthetic()
+		}
+		synths = append(synths, synth)
 	}
 	return spec, synths, nil
 }
@@ -279,7 +305,14 @@ func (h *Hist) Table() (*trigger.Table, error) {
 		for i := 0; i <= h.nvals; i++ {
 			e.Sums = append(e.Sums, binary.LittleEndian.Uint64(val[8*i:]))
 		}
-		comm := val[h.Spec.Layout().CommOff():][:16]
+		lay := h.Spec.Layout()
+		for i := range lay.NTrack {
+			e.Track = append(e.Track, binary.LittleEndian.Uint64(val[lay.TrackOff(i):]))
+		}
+		for i := range lay.NSave {
+			e.Saved = append(e.Saved, binary.LittleEndian.Uint64(val[lay.SaveOff(i):]))
+		}
+		comm := val[lay.CommOff():][:16]
 		if i := bytes.IndexByte(comm, 0); i >= 0 {
 			comm = comm[:i]
 		}

@@ -59,6 +59,10 @@ type Entry struct {
 	// Comm is the command of the task whose hit created the entry
 	// ("<idle>" for the idle task), which common_pid.execname prints.
 	Comm string
+	// Track are the values the onmax() and onchange() handlers follow
+	// (Hist.Tracks), Saved the fields save() kept.
+	Track []uint64
+	Saved []uint64
 }
 
 // Table is a histogram's state: its entries and totals.
@@ -205,6 +209,27 @@ func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, names N
 			fmt.Fprintf(b, " %s: %10x", v.name(), sum)
 		default:
 			fmt.Fprintf(b, " %s: %10d", v.name(), sum)
+		}
+	}
+	// print_actions: each onmax() or onchange() handler's value, and
+	// the fields save() kept, after each.
+	tracks, saves := h.Tracks()
+	for i, a := range tracks {
+		var v uint64
+		if i < len(e.Track) {
+			v = e.Track[i]
+		}
+		if a.Handler == handlerOnMax {
+			fmt.Fprintf(b, "\n\tmax: %10d", v)
+		} else {
+			fmt.Fprintf(b, "\n\tchanged: %10d", v)
+		}
+		for j, sv := range saves {
+			var x uint64
+			if j < len(e.Saved) {
+				x = e.Saved[j]
+			}
+			fmt.Fprintf(b, "  %s: %10d", sv.Var, x)
 		}
 	}
 	b.WriteByte('\n')

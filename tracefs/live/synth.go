@@ -139,6 +139,9 @@ func (b *Backend) dropSynth(name string) {
 func (b *Backend) fillTargets(hists []*tracer.Hist) error {
 	for _, h := range hists {
 		for i, name := range h.Synthetics {
+			if name == "" {
+				continue
+			}
 			t, err := b.synthTarget(name)
 			if err != nil {
 				return err

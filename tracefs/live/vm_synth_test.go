@@ -23,6 +23,7 @@ import (
 const synthScript = `echo 'wlat u64 lat; int pid; u64 cnt' >> synthetic_events
 echo 'wl2 u64 lat; int pid' >> synthetic_events
 echo 'wl3 u64 d' >> synthetic_events
+echo 'wl4 u64 n' >> synthetic_events
 echo 'p:demo/w vfs_write count=%dx:u64' >> kprobe_events
 echo 'r:demo/wret vfs_write ret=$retval:s64' >> kprobe_events
 echo 'hist:keys=common_pid:ts0=common_timestamp.usecs,c=count,ts1=common_timestamp if comm == "dd"' > events/demo/w/trigger
@@ -33,6 +34,9 @@ echo 'hist:keys=ret:d=ret*2-ret/3:vals=hitcount:sort=ret if comm == "dd"' >> eve
 echo 'hist:keys=common_pid:x=common_timestamp.usecs-$ts0:onmatch(demo.w).trace(wl3,$x) if comm == "dd"' > events/sched/sched_process_exit/trigger
 echo 'hist:keys=common_pid:onmatch(demo.w).trace(wl2,$ts1,common_pid) if comm == "dd"' >> events/sched/sched_process_exit/trigger
 echo 'hist:keys=d' > events/synthetic/wl3/trigger
+echo 'hist:keys=common_pid:vals=hitcount:m=count:sort=common_pid:onmax($m).save(count,common_pid) if comm == "dd"' >> events/demo/w/trigger
+echo 'hist:keys=common_pid:vals=hitcount:n=count:sort=common_pid.descending:onchange($n).trace(wl4,$n) if comm == "dd"' >> events/demo/w/trigger
+echo 1 > events/synthetic/wl4/enable
 echo 'hist:keys=pid:vals=hitcount' > events/synthetic/wl2/trigger
 echo 1 > events/synthetic/wlat/enable
 echo 1 > events/synthetic/wl3/enable
@@ -47,6 +51,7 @@ echo @@WL2; grep -c 'pid:' events/synthetic/wl2/hist; tail -3 events/synthetic/w
 echo @@TRIGGERS; cat events/demo/w/trigger events/demo/wret/trigger events/sched/sched_process_exit/trigger events/synthetic/wlat/trigger; echo @@END-TRIGGERS
 echo @@BUSY; { echo > synthetic_events; } 2>/dev/null; echo "rc $?"; { echo '!wlat' >> synthetic_events; } 2>/dev/null; echo "rc $?"; echo @@END-BUSY
 echo @@CLEAN
+echo 0 > events/synthetic/wl4/enable
 for f in synthetic/wlat synthetic/wl2 synthetic/wl3 sched/sched_process_exit demo/wret demo/w; do { echo > events/$f/trigger; } 2>/dev/null; echo "$f $?"; done
 echo > trace
 { echo > kprobe_events; } 2>/dev/null; echo "kprobe_events $?"
@@ -84,7 +89,7 @@ func TestSynthLiveVM(t *testing.T) {
 			return strings.Join(lines, "\n")
 		}
 		want := events(section(kern, "TRACE"))
-		if strings.Count(want, "wlat:") != 9 {
+		if strings.Count(want, "wlat:") != 9 || strings.Count(want, "wl4:") < 5 {
 			t.Fatalf("the kernel traced no synthetic events (test premise):\n%s", kern)
 		}
 		if g := events(section(got, "TRACE")); g != want {
