@@ -388,18 +388,26 @@ func (e *emitter) log2() {
 // at most filter.MaxStringLen-1 of them, stopping at a NUL; the key was
 // zeroed.
 func (e *emitter) histString(fl *filter.Field, dst int16) error {
-	max := int32(filter.MaxStringLen - 1)
+	return e.copyString(fl, rBuf, dst, filter.MaxStringLen)
+}
+
+// copyString copies string field fl of the record whose scratch value
+// src points to into rBuf+dst: its bytes up to its length and a NUL, at
+// most room bytes in all; R0 is then the bytes written, the NUL
+// included.
+func (e *emitter) copyString(fl *filter.Field, src asm.Register, dst int16, room int) error {
+	max := int32(room - 1)
 	switch fl.Class {
 	case filter.StaticString:
 		// R3 = the array, R2 = its size.
 		e.emit(
-			asm.Mov.Reg(asm.R3, rBuf),
+			asm.Mov.Reg(asm.R3, src),
 			asm.Add.Imm(asm.R3, int32(recOff(e.fieldPos(fl.Offset)))),
 			asm.Mov.Imm(asm.R2, int32(min(fl.Size, int(max)))),
 		)
 	default:
 		e.emit(
-			asm.LoadMem(asm.R1, rBuf, recOff(e.fieldPos(fl.Offset)), asm.Word),
+			asm.LoadMem(asm.R1, src, recOff(e.fieldPos(fl.Offset)), asm.Word),
 			asm.Mov.Reg(asm.R2, asm.R1),
 			asm.RSh.Imm(asm.R2, 16),
 			asm.And.Imm(asm.R1, 0xffff),
@@ -412,7 +420,7 @@ func (e *emitter) histString(fl *filter.Field, dst int16) error {
 		ok := e.newLabel()
 		e.emit(
 			asm.JGT.Imm(asm.R1, int32(e.filterRec), bad),
-			asm.Mov.Reg(asm.R3, rBuf),
+			asm.Mov.Reg(asm.R3, src),
 			asm.Add.Imm(asm.R3, fetchargs.HeaderSize),
 			asm.Add.Reg(asm.R3, asm.R1),
 			asm.JLE.Imm(asm.R2, max, ok),
@@ -420,7 +428,7 @@ func (e *emitter) histString(fl *filter.Field, dst int16) error {
 			asm.Ja.Label(ok),
 		)
 		e.mark(bad)
-		e.emit(asm.Mov.Reg(asm.R3, rBuf), asm.Mov.Imm(asm.R2, 0))
+		e.emit(asm.Mov.Reg(asm.R3, src), asm.Mov.Imm(asm.R2, 0))
 		e.mark(ok)
 	}
 	// bpf_probe_read_kernel_str(key, len+1, str) copies up to len bytes

@@ -65,6 +65,9 @@ type HistExpr struct {
 	Const   uint64
 	// Ref, when not 0, is reference Ref-1 of the histogram (Hist.Refs).
 	Ref int
+	// Str is a string field of the record: only a synthetic event's
+	// string field takes it (copied, not computed).
+	Str *filter.Field
 }
 
 // HistRef is a histogram's reference to a variable.
@@ -120,14 +123,50 @@ type SynthTarget struct {
 	TracingOn asm.FDer
 }
 
-// SynthField is one field of a synthetic event's record.
-type SynthField struct{ Size int }
+// SynthField is one field of a synthetic event's record: a number of
+// Size bytes in an 8-byte slot, or a string: a static one (char[N]) in a
+// StrVarLen-byte slot, a dynamic one (char[], Dynamic) a __data_loc word
+// in an 8-byte slot and its bytes after the fixed part.
+type SynthField struct {
+	Size            int
+	String, Dynamic bool
+}
 
-// SynthRecordSize is the size of a synthetic record of n fields.
-func SynthRecordSize(n int) int { return 8 + 8*n }
+// StrVarLen is the kernel's STR_VAR_LEN_MAX: a string field's room, NUL
+// included.
+const StrVarLen = 256
 
-// SynthScratch is the scratch value a synthetic event of n fields needs.
-func SynthScratch(n int) int { return HistScratch(SynthRecordSize(n)) }
+// SynthLayout places a synthetic record's fields: offs are their offsets
+// from the record's start (after the 8 bytes of common fields), data the
+// offsets of the dynamic strings' bytes (one StrVarLen area each, in
+// field order), size the record's size with them.
+func SynthLayout(fields []SynthField) (offs, data []int, size int) {
+	off := 8
+	for _, f := range fields {
+		offs = append(offs, off)
+		if f.String && !f.Dynamic {
+			off += StrVarLen
+		} else {
+			off += 8
+		}
+	}
+	for _, f := range fields {
+		if f.String && f.Dynamic {
+			data = append(data, off)
+			off += StrVarLen
+		} else {
+			data = append(data, 0)
+		}
+	}
+	return offs, data, off
+}
+
+// SynthScratch is the scratch value a synthetic event of these fields
+// needs.
+func SynthScratch(fields []SynthField) int {
+	_, _, size := SynthLayout(fields)
+	return HistScratch(size)
+}
 
 // The parts of a histogram's area (HistAreaSize) after the key and the
 // initial value.
@@ -158,6 +197,8 @@ func (h *Hist) checkExpr(x *HistExpr, depth int) error {
 	switch x.Op {
 	case 0:
 		switch {
+		case x.Str != nil:
+			return fmt.Errorf("string %s in an expression: %w", x.Str.Name, ErrHistUnsupported)
 		case x.Ref != 0:
 			if x.Ref < 0 || x.Ref > len(h.Refs) {
 				return fmt.Errorf("reference %d of %d: %w", x.Ref, len(h.Refs), ErrHistUnsupported)
@@ -233,11 +274,23 @@ func (h *Hist) checkVars() error {
 			return fmt.Errorf("%d parameters for %d fields: %w", len(a.Params), len(t.Fields), ErrHistUnsupported)
 		}
 		for i, p := range a.Params {
+			f := t.Fields[i]
+			if f.String {
+				if p.Str == nil {
+					return fmt.Errorf("a string field fed by a number or a variable: %w", ErrHistUnsupported)
+				}
+				switch p.Str.Class {
+				case filter.StaticString, filter.DynString, filter.RelDynString:
+				default:
+					return fmt.Errorf("string field %s: %w", p.Str.Name, ErrHistUnsupported)
+				}
+				continue
+			}
 			if err := h.checkExpr(p, 0); err != nil {
 				return err
 			}
-			if _, err := sizeOf(t.Fields[i].Size); err != nil {
-				return fmt.Errorf("synthetic field of %d bytes: %w", t.Fields[i].Size, ErrHistUnsupported)
+			if _, err := sizeOf(f.Size); err != nil {
+				return fmt.Errorf("synthetic field of %d bytes: %w", f.Size, ErrHistUnsupported)
 			}
 		}
 		if t.Filter != nil {
@@ -264,6 +317,8 @@ func (e *emitter) histExpr(x *HistExpr, area, depth int) error {
 	switch x.Op {
 	case 0:
 		switch {
+		case x.Str != nil:
+			return fmt.Errorf("string %s in an expression: %w", x.Str.Name, ErrHistUnsupported)
 		case x.Ref != 0:
 			e.emit(asm.LoadMem(asm.R1, rBuf, int16(area+histRefsOff+8*(x.Ref-1)), asm.DWord))
 		case x.Field != nil:
@@ -461,11 +516,15 @@ func (e *emitter) histActions(h *Hist, area int) error {
 func (e *emitter) synthAction(a *HistAction, area int) error {
 	t := a.Target
 	for i, p := range a.Params {
+		if p.Str != nil {
+			continue
+		}
 		if err := e.histExpr(p, area, 0); err != nil {
 			return err
 		}
 		e.emit(asm.StoreMem(rBuf, int16(area+histParamOff+8*i), asm.R1, asm.DWord))
 	}
+	offs, data, size := SynthLayout(t.Fields)
 	done := e.newLabel()
 	e.emit(asm.StoreMem(asm.R10, stkSaveBuf, rBuf, asm.DWord))
 	e.emit(
@@ -496,8 +555,11 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		asm.StoreImm(asm.R0, recOff(2), 0, asm.Half),
 	)
 	for i, f := range t.Fields {
+		if f.String {
+			continue
+		}
 		sz, _ := sizeOf(f.Size)
-		off := recOff(8 + 8*i)
+		off := recOff(offs[i])
 		e.emit(
 			zeroDWord(asm.R0, off),
 			asm.LoadMem(asm.R1, rBuf, int16(area+histParamOff+8*i), asm.DWord),
@@ -505,10 +567,41 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		)
 	}
 	e.emit(asm.Mov.Reg(rBuf, asm.R0))
-	size := SynthRecordSize(len(t.Fields))
+	// The strings, from the generating record (at the saved rBuf): a
+	// static string fills its slot up to its NUL (strscpy), a dynamic
+	// one its area, its __data_loc word saying where and how long.
+	for i, f := range t.Fields {
+		if !f.String {
+			continue
+		}
+		e.emit(asm.LoadMem(rTmp9, asm.R10, stkSaveBuf, asm.DWord))
+		dst := offs[i]
+		if f.Dynamic {
+			dst = data[i]
+		}
+		if err := e.copyString(a.Params[i].Str, rTmp9, recOff(dst), StrVarLen); err != nil {
+			return err
+		}
+		if f.Dynamic {
+			// R0 is the bytes copied, the NUL included (at least the
+			// NUL).
+			one := e.newLabel()
+			e.emit(
+				asm.JSGT.Imm(asm.R0, 0, one),
+				asm.Mov.Imm(asm.R0, 1),
+				asm.StoreImm(rBuf, recOff(dst), 0, asm.Byte),
+			)
+			e.mark(one)
+			e.emit(
+				asm.LSh.Imm(asm.R0, 16),
+				asm.Or.Imm(asm.R0, int32(dst)),
+				asm.StoreMem(rBuf, recOff(offs[i]), asm.R0, asm.Word),
+			)
+		}
+	}
 	// The synthetic event's own triggers and filter read its record.
 	ownFields, filterRec, scratch := e.ownFields, e.filterRec, e.p.ScratchSize
-	e.ownFields, e.filterRec, e.p.ScratchSize = false, size, SynthScratch(len(t.Fields))
+	e.ownFields, e.filterRec, e.p.ScratchSize = false, size, SynthScratch(t.Fields)
 	sarea := FilterScratch(size)
 	for _, sh := range t.Hists {
 		if err := e.hist(sh, size, sarea); err != nil {

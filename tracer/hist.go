@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ktrace-dev/ktrace/bpfcode"
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/trigger"
 )
 
@@ -265,6 +266,14 @@ func (x *exprs) expr(f *trigger.HistField, self bool) (*bpfcode.HistExpr, error)
 // trigger's reference to it, or a field of the event.
 func (x *exprs) param(p *trigger.HistField) (*bpfcode.HistExpr, error) {
 	if p.Owner() == nil {
+		if p.IsString() || (p.Field != nil && p.Field.Class != filter.Numeric && p.Field.Class != filter.PtrString) {
+			// A string field of the event, copied into a synthetic
+			// event's string field.
+			if p.Field == nil || p.IsComputed() {
+				return nil, fmt.Errorf("string %s", p.Var)
+			}
+			return &bpfcode.HistExpr{Str: p.Field}, nil
+		}
 		return x.expr(p, false)
 	}
 	for i, r := range x.h.Refs() {

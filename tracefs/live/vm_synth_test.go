@@ -59,6 +59,31 @@ echo > trace
 cat synthetic_events kprobe_events; echo @@END-CLEAN
 `
 
+// wakeupScript is the wakeup-latency example of the kernel's histogram
+// documentation on the scheduler's static events: sched_waking saves a
+// timestamp per pid, sched_switch computes the latency when the task runs
+// and generates a synthetic event with the pid, priority and comm (a
+// static string), and another with the previous task's comm (a dynamic
+// string), from a variable of its own (the first consumes $ts0). The
+// sleeping processes run busybox by path: both shells fork and exec it.
+const wakeupScript = `echo 'wakeup_latency u64 lat; pid_t pid; int prio; char comm[16]' >> synthetic_events
+echo 'wlat2 u64 lat; char comm[]' >> synthetic_events
+echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm == "busybox"' >> events/sched/sched_waking/trigger
+echo 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio,next_comm) if next_comm == "busybox"' >> events/sched/sched_switch/trigger
+echo 'hist:keys=comm,prio:vals=hitcount:sort=comm' >> events/synthetic/wakeup_latency/trigger
+echo 'hist:keys=pid:vals=hitcount:ts1=common_timestamp.usecs:sort=pid if comm == "busybox"' >> events/sched/sched_waking/trigger
+echo 'hist:keys=next_pid:l2=common_timestamp.usecs-$ts1:onmatch(sched.sched_waking).wlat2($l2,prev_comm) if next_comm == "busybox"' >> events/sched/sched_switch/trigger
+echo 1 > events/synthetic/wakeup_latency/enable
+echo 1 > events/synthetic/wlat2/enable
+/bin/busybox sleep 0.1
+/bin/busybox sleep 0.1
+/bin/busybox sleep 0.1
+echo 0 > events/synthetic/wakeup_latency/enable
+echo 0 > events/synthetic/wlat2/enable
+echo @@TRACE; grep -E 'wakeup_latency|wlat2' trace | sed 's/^.*: wakeup_latency/wakeup_latency/; s/^.*: wlat2/wlat2/; s/lat=[0-9]*/lat=N/; s/pid=[0-9]*/pid=N/'; echo @@END-TRACE
+echo @@HIST; cat events/synthetic/wakeup_latency/hist; echo @@END-HIST
+`
+
 // synthNorm hides what differs between two runs of synthScript: the
 // latencies, pids and timestamps.
 var synthNorm = regexp.MustCompile(`lat=\d+|pid=\d+|d=\d+|(common_pid|pid|d): +\d+|\[ *\d+\]`)
@@ -70,9 +95,12 @@ func TestSynthLiveVM(t *testing.T) {
 	vmtest.Require(t)
 	kt := vmtest.Ktrace(t)
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
-		script := "echo @@KERNEL\n" + synthScript + "echo @@END-KERNEL\n" +
-			"echo @@KTRACE\n/bin/ktrace --kernel host sh -c " + vmtest.ShQuote(synthScript) + " 2>/tmp/sh.err\necho @@END-KTRACE\n" +
-			"echo @@ERR; cat /tmp/sh.err; echo @@END-ERR\n"
+		var script string
+		for _, sc := range []struct{ name, text string }{{"", synthScript}, {"W", wakeupScript}} {
+			script += "echo @@" + sc.name + "KERNEL\n" + sc.text + "echo @@END-" + sc.name + "KERNEL\n" +
+				"echo @@" + sc.name + "KTRACE\n/bin/ktrace --kernel host sh -c " + vmtest.ShQuote(sc.text) + " 2>/tmp/sh.err\necho @@END-" + sc.name + "KTRACE\n" +
+				"echo @@" + sc.name + "ERR; cat /tmp/sh.err; echo @@END-" + sc.name + "ERR\n"
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
 		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{"/bin/ktrace": kt}})
@@ -102,5 +130,14 @@ func TestSynthLiveVM(t *testing.T) {
 			}
 		}
 		t.Logf("%s: kernel's trace:\n%s\nhist files:\n%s", k.Name, section(kern, "TRACE"), section(kern, "HIST"))
+		kern, got = section(s, "WKERNEL"), section(s, "WKTRACE")
+		if strings.Count(section(kern, "TRACE"), "wakeup_latency:") != 3 || strings.Count(section(kern, "TRACE"), "wlat2:") != 3 {
+			t.Fatalf("the kernel generated no wakeup latencies (test premise):\n%s", kern)
+		}
+		for _, sec := range []string{"TRACE", "HIST"} {
+			if w, g := section(kern, sec), section(got, sec); g != w {
+				t.Errorf("wakeup latency: %s:\n%s\nkernel's:\n%s\nstderr:\n%s", sec, g, w, section(s, "WERR"))
+			}
+		}
 	})
 }
