@@ -47,7 +47,11 @@ type Hist struct {
 
 // Layout is the value layout of h's map.
 func (h *Hist) Layout() HistLayout {
-	return HistLayout{NVals: len(h.Vals), NVars: len(h.Vars), NTrack: h.NTrack, NSave: len(h.Saves)}
+	l := HistLayout{NVals: len(h.Vals), NVars: len(h.Vars), NTrack: h.NTrack}
+	for _, s := range h.Saves {
+		l.Saves = append(l.Saves, s.Str != nil)
+	}
+	return l
 }
 
 // HistKey is one field of a histogram's key.
@@ -388,14 +392,14 @@ func (e *emitter) log2() {
 // at most filter.MaxStringLen-1 of them, stopping at a NUL; the key was
 // zeroed.
 func (e *emitter) histString(fl *filter.Field, dst int16) error {
-	return e.copyString(fl, rBuf, dst, filter.MaxStringLen)
+	return e.copyString(fl, rBuf, rBuf, dst, filter.MaxStringLen)
 }
 
 // copyString copies string field fl of the record whose scratch value
-// src points to into rBuf+dst: its bytes up to its length and a NUL, at
+// src points to into to+dst: its bytes up to its length and a NUL, at
 // most room bytes in all; R0 is then the bytes written, the NUL
 // included.
-func (e *emitter) copyString(fl *filter.Field, src asm.Register, dst int16, room int) error {
+func (e *emitter) copyString(fl *filter.Field, src, to asm.Register, dst int16, room int) error {
 	max := int32(room - 1)
 	switch fl.Class {
 	case filter.StaticString:
@@ -435,7 +439,7 @@ func (e *emitter) copyString(fl *filter.Field, src asm.Register, dst int16, room
 	// and ends them with a NUL; with len 0 it writes the NUL alone.
 	e.emit(
 		asm.Add.Imm(asm.R2, 1),
-		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Mov.Reg(asm.R1, to),
 		asm.Add.Imm(asm.R1, int32(dst)),
 		asm.FnProbeReadKernelStr.Call(),
 	)

@@ -28,7 +28,12 @@ import (
 // hitcount, the sums, the variables' values, one "set" word per
 // variable, the values onmax() and onchange() follow, the fields save()
 // keeps, and the comm of the task that created the entry.
-type HistLayout struct{ NVals, NVars, NTrack, NSave int }
+type HistLayout struct {
+	NVals, NVars, NTrack int
+	// Saves says, per saved field, whether it is a string (StrVarLen
+	// bytes) or a number (8 bytes).
+	Saves []bool
+}
 
 // Size is the map's value size.
 func (l HistLayout) Size() int { return l.CommOff() + 16 }
@@ -41,10 +46,20 @@ func (l HistLayout) SetOff(i int) int { return 8*(1+l.NVals) + 8*l.NVars + 8*i }
 
 // TrackOff is where tracked value i is; SaveOff where saved field i is.
 func (l HistLayout) TrackOff(i int) int { return 8*(1+l.NVals) + 16*l.NVars + 8*i }
-func (l HistLayout) SaveOff(i int) int  { return l.TrackOff(l.NTrack) + 8*i }
+func (l HistLayout) SaveOff(i int) int {
+	off := l.TrackOff(l.NTrack)
+	for _, str := range l.Saves[:i] {
+		if str {
+			off += StrVarLen
+		} else {
+			off += 8
+		}
+	}
+	return off
+}
 
 // CommOff is where the comm is.
-func (l HistLayout) CommOff() int { return l.SaveOff(l.NSave) }
+func (l HistLayout) CommOff() int { return l.SaveOff(len(l.Saves)) }
 
 // HistExpr is a value computed from the record: a leaf (a field, the
 // timestamp, the CPU, a constant or a variable reference) or an operator
@@ -172,7 +187,7 @@ func SynthScratch(fields []SynthField) int {
 // initial value.
 const (
 	histKeyMax   = 384
-	histValueMax = 512
+	histValueMax = 2048
 	histRefsOff  = histKeyMax + histValueMax
 	histTempsOff = histRefsOff + 8*MaxHistRefs
 	histParamOff = histTempsOff + 8*histTempDepth
@@ -255,6 +270,13 @@ func (h *Hist) checkVars() error {
 		}
 	}
 	for _, s := range h.Saves {
+		if s.Str != nil {
+			switch s.Str.Class {
+			case filter.StaticString, filter.DynString, filter.RelDynString:
+				continue
+			}
+			return fmt.Errorf("saved string %s: %w", s.Str.Name, ErrHistUnsupported)
+		}
 		if err := h.checkExpr(s, 0); err != nil {
 			return err
 		}
@@ -493,6 +515,14 @@ func (e *emitter) histActions(h *Hist, area int) error {
 		}
 		if a.Save {
 			for i, x := range h.Saves {
+				if x.Str != nil {
+					// save_track_data_vars: the string, up to its NUL,
+					// in the entry.
+					if err := e.copyString(x.Str, rBuf, rVal, int16(lay.SaveOff(i)), StrVarLen); err != nil {
+						return err
+					}
+					continue
+				}
 				if err := e.histExpr(x, area, 0); err != nil {
 					return err
 				}
@@ -579,7 +609,7 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		if f.Dynamic {
 			dst = data[i]
 		}
-		if err := e.copyString(a.Params[i].Str, rTmp9, recOff(dst), StrVarLen); err != nil {
+		if err := e.copyString(a.Params[i].Str, rTmp9, rBuf, recOff(dst), StrVarLen); err != nil {
 			return err
 		}
 		if f.Dynamic {

@@ -131,7 +131,7 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 	tracks, saves := h.Tracks()
 	spec.NTrack = len(tracks)
 	for _, sv := range saves {
-		e, err := x.expr(sv, false)
+		e, err := x.param(sv)
 		if err != nil {
 			return nil, nil, unsupported(fmt.Sprintf("save(%s): %v", sv.Var, err))
 		}
@@ -318,8 +318,19 @@ func (h *Hist) Table() (*trigger.Table, error) {
 		for i := range lay.NTrack {
 			e.Track = append(e.Track, binary.LittleEndian.Uint64(val[lay.TrackOff(i):]))
 		}
-		for i := range lay.NSave {
-			e.Saved = append(e.Saved, binary.LittleEndian.Uint64(val[lay.SaveOff(i):]))
+		for i, str := range lay.Saves {
+			at := val[lay.SaveOff(i):]
+			if !str {
+				e.Saved = append(e.Saved, binary.LittleEndian.Uint64(at))
+				e.SavedStr = append(e.SavedStr, "")
+				continue
+			}
+			at = at[:bpfcode.StrVarLen]
+			if j := bytes.IndexByte(at, 0); j >= 0 {
+				at = at[:j]
+			}
+			e.Saved = append(e.Saved, 0)
+			e.SavedStr = append(e.SavedStr, string(at))
 		}
 		comm := val[lay.CommOff():][:16]
 		if i := bytes.IndexByte(comm, 0); i >= 0 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -63,6 +64,9 @@ type Entry struct {
 	// (Hist.Tracks), Saved the fields save() kept.
 	Track []uint64
 	Saved []uint64
+	// SavedStr are the saved strings (a string field's place in Saved
+	// holds 0).
+	SavedStr []string
 }
 
 // Table is a histogram's state: its entries and totals.
@@ -225,6 +229,14 @@ func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, names N
 			fmt.Fprintf(b, "\n\tchanged: %10d", v)
 		}
 		for j, sv := range saves {
+			if sv.Flags&flString != 0 || (sv.Field != nil && sv.Field.Class != filter.Numeric && sv.Field.Class != filter.PtrString) {
+				str := ""
+				if j < len(e.SavedStr) {
+					str = e.SavedStr[j]
+				}
+				fmt.Fprintf(b, "  %s: %-32s", sv.Var, str)
+				continue
+			}
 			var x uint64
 			if j < len(e.Saved) {
 				x = e.Saved[j]

@@ -64,7 +64,9 @@ cat synthetic_events kprobe_events; echo @@END-CLEAN
 // timestamp per pid, sched_switch computes the latency when the task runs
 // and generates a synthetic event with the pid, priority and comm (a
 // static string), and another with the previous task's comm (a dynamic
-// string), from a variable of its own (the first consumes $ts0). The
+// string), from a variable of its own (the first consumes $ts0), and the
+// documentation's onmax($wakeup_lat).save(next_comm,...) with strings
+// saved in the entries. The
 // sleeping processes run busybox by path: both shells fork and exec it.
 const wakeupScript = `echo 'wakeup_latency u64 lat; pid_t pid; int prio; char comm[16]' >> synthetic_events
 echo 'wlat2 u64 lat; char comm[]' >> synthetic_events
@@ -73,6 +75,8 @@ echo 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sc
 echo 'hist:keys=comm,prio:vals=hitcount:sort=comm' >> events/synthetic/wakeup_latency/trigger
 echo 'hist:keys=pid:vals=hitcount:ts1=common_timestamp.usecs:sort=pid if comm == "busybox"' >> events/sched/sched_waking/trigger
 echo 'hist:keys=next_pid:l2=common_timestamp.usecs-$ts1:onmatch(sched.sched_waking).wlat2($l2,prev_comm) if next_comm == "busybox"' >> events/sched/sched_switch/trigger
+echo 'hist:keys=pid:vals=hitcount:ts2=common_timestamp.usecs:sort=hitcount.descending if comm == "busybox"' >> events/sched/sched_waking/trigger
+echo 'hist:keys=next_pid:vals=hitcount:wl=common_timestamp.usecs-$ts2:sort=hitcount:onmax($wl).save(next_comm,prev_prio,prev_comm) if next_comm == "busybox"' >> events/sched/sched_switch/trigger
 echo 1 > events/synthetic/wakeup_latency/enable
 echo 1 > events/synthetic/wlat2/enable
 /bin/busybox sleep 0.1
@@ -82,6 +86,7 @@ echo 0 > events/synthetic/wakeup_latency/enable
 echo 0 > events/synthetic/wlat2/enable
 echo @@TRACE; grep -E 'wakeup_latency|wlat2' trace | sed 's/^.*: wakeup_latency/wakeup_latency/; s/^.*: wlat2/wlat2/; s/lat=[0-9]*/lat=N/; s/pid=[0-9]*/pid=N/'; echo @@END-TRACE
 echo @@HIST; cat events/synthetic/wakeup_latency/hist; echo @@END-HIST
+echo @@MAX; cat events/sched/sched_switch/hist | grep -v '^#' | sed 's/next_pid: *[0-9]*/next_pid: P/; s/max: *[0-9]*/max: N/' | sort | uniq -c; echo @@END-MAX
 `
 
 // synthNorm hides what differs between two runs of synthScript: the
@@ -134,7 +139,7 @@ func TestSynthLiveVM(t *testing.T) {
 		if strings.Count(section(kern, "TRACE"), "wakeup_latency:") != 3 || strings.Count(section(kern, "TRACE"), "wlat2:") != 3 {
 			t.Fatalf("the kernel generated no wakeup latencies (test premise):\n%s", kern)
 		}
-		for _, sec := range []string{"TRACE", "HIST"} {
+		for _, sec := range []string{"TRACE", "HIST", "MAX"} {
 			if w, g := section(kern, sec), section(got, sec); g != w {
 				t.Errorf("wakeup latency: %s:\n%s\nkernel's:\n%s\nstderr:\n%s", sec, g, w, section(s, "WERR"))
 			}
