@@ -43,6 +43,9 @@ type Hist struct {
 	// follow; Saves the fields save() keeps, computed from the record.
 	NTrack int
 	Saves  []*HistExpr
+	// Pause, when set, is a BPF_MAP_TYPE_ARRAY of one u32: not 0 while
+	// the histogram is paused (pause, or a disable_hist trigger).
+	Pause asm.FDer
 }
 
 // Layout is the value layout of h's map.
@@ -187,6 +190,19 @@ func (e *emitter) histStage(size int) error {
 // initial value after it.
 func (e *emitter) hist(h *Hist, size, area int) error {
 	next := e.newLabel()
+	if h.Pause != nil {
+		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+		if err := e.lookup(h.Pause, stkKey); err != nil {
+			return err
+		}
+		on := e.newLabel()
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, on),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JNE.Imm(asm.R1, 0, next),
+		)
+		e.mark(on)
+	}
 	if h.Filter != nil {
 		if err := e.filterStageTo(h.Filter, size, next); err != nil {
 			return err

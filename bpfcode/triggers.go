@@ -31,6 +31,8 @@ const (
 	TraceOff
 	EnableEvent
 	DisableEvent
+	EnableHist
+	DisableHist
 )
 
 // post reports the commands that run after the record
@@ -49,6 +51,9 @@ type EventTrigger struct {
 	// disable_event trigger turns on or off (a BPF_MAP_TYPE_ARRAY of one
 	// u32).
 	Target asm.FDer
+	// Pauses are the pause switches (Hist.Pause) of the histograms of
+	// the event an enable_hist or disable_hist trigger acts on.
+	Pauses []asm.FDer
 }
 
 // stkTracing keeps whether tracing was on when the record was decided.
@@ -65,6 +70,12 @@ func (p *ProbeProgram) checkTriggers() error {
 		case EnableEvent, DisableEvent:
 			if t.Target == nil {
 				return fmt.Errorf("enable_event/disable_event without its target's switch: %w", ErrHistUnsupported)
+			}
+		case EnableHist, DisableHist:
+			for _, m := range t.Pauses {
+				if m == nil {
+					return fmt.Errorf("enable_hist/disable_hist without a histogram's pause switch: %w", ErrHistUnsupported)
+				}
 			}
 		default:
 			return fmt.Errorf("trigger kind %d: %w", t.Kind, ErrHistUnsupported)
@@ -147,6 +158,31 @@ func (e *emitter) trigger(t *EventTrigger, size int) error {
 			return err
 		}
 	}
+	if t.Kind == EnableHist || t.Kind == DisableHist {
+		// hist_enable_count_trigger: the count, then every histogram
+		// of the target paused or not, whatever it was.
+		if err := e.triggerCount(t, skip); err != nil {
+			return err
+		}
+		paused := int64(0)
+		if t.Kind == DisableHist {
+			paused = 1
+		}
+		for _, m := range t.Pauses {
+			e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+			if err := e.lookup(m, stkKey); err != nil {
+				return err
+			}
+			none := e.newLabel()
+			e.emit(
+				asm.JEq.Imm(asm.R0, 0, none),
+				asm.StoreImm(asm.R0, 0, paused, asm.Word),
+			)
+			e.mark(none)
+		}
+		e.mark(skip)
+		return nil
+	}
 	sw, want := e.p.TracingOn, int32(1)
 	switch t.Kind {
 	case TraceOff:
@@ -171,22 +207,33 @@ func (e *emitter) trigger(t *EventTrigger, size int) error {
 	)
 	e.mark(isOn)
 	e.emit(asm.JEq.Imm(asm.R2, want, skip))
-	if t.Count != nil {
-		if err := e.lookup(t.Count, stkKey); err != nil {
-			return err
-		}
-		unlimited := e.newLabel()
-		e.emit(
-			asm.JEq.Imm(asm.R0, 0, skip),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
-			asm.JEq.Imm(asm.R1, 0, skip),
-			asm.JEq.Imm(asm.R1, -1, unlimited),
-			asm.Add.Imm(asm.R1, -1),
-			asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-		)
-		e.mark(unlimited)
+	if err := e.triggerCount(t, skip); err != nil {
+		return err
 	}
 	e.emit(asm.StoreImm(rVal, 0, int64(want), asm.Word))
 	e.mark(skip)
+	return nil
+}
+
+// triggerCount jumps to skip when the trigger's count is used up, else
+// takes one from it (an unlimited one stays as it is). stkKey is 0.
+func (e *emitter) triggerCount(t *EventTrigger, skip string) error {
+	if t.Count == nil {
+		return nil
+	}
+	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+	if err := e.lookup(t.Count, stkKey); err != nil {
+		return err
+	}
+	unlimited := e.newLabel()
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.JEq.Imm(asm.R1, 0, skip),
+		asm.JEq.Imm(asm.R1, -1, unlimited),
+		asm.Add.Imm(asm.R1, -1),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+	)
+	e.mark(unlimited)
 	return nil
 }

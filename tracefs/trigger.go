@@ -308,6 +308,11 @@ func (f *FS) triggerEvent(e EventInfo, evs []EventInfo) *trigger.Event {
 
 // writeTrigger is one write(2) to an event's trigger file.
 func (f *FS) writeTrigger(n node, p []byte) (int, error) {
+	// The write starts from what the programs' triggers did (counts,
+	// paused histograms).
+	if ts, ok := f.b.(TriggerStater); ok {
+		f.setStaticStates(ts.SyncTriggerState())
+	}
 	evs := f.events()
 	e, ok := findEvent(evs, n.group, n.event)
 	if !ok {

@@ -21,7 +21,7 @@ import (
 // Hist is one histogram: its maps, and the program part that counts into
 // them (Spec, given to Config.EventOptions or AttachEvent).
 type Hist struct {
-	m, counts *ebpf.Map
+	m, counts, pause *ebpf.Map
 	nvals     int
 	// Spec is what a probe's program needs to count into the histogram.
 	// The targets of its actions (Spec.Actions[i].Target) are set by
@@ -49,6 +49,9 @@ func NewHist(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (h *Hist, err
 	if h.counts, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_histc", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.HistCountSize, MaxEntries: 1}); err != nil {
 		return nil, fmt.Errorf("tracer: creating a histogram's counts: %w", err)
 	}
+	if h.pause, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_histp", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}); err != nil {
+		return nil, fmt.Errorf("tracer: creating a histogram's pause switch: %w", err)
+	}
 	if h.m, err = ebpf.NewMap(&ebpf.MapSpec{
 		Name:       "ktrace_hist",
 		Type:       ebpf.Hash,
@@ -58,7 +61,10 @@ func NewHist(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (h *Hist, err
 	}); err != nil {
 		return nil, fmt.Errorf("tracer: creating a histogram map: %w", err)
 	}
-	spec.Map, spec.Counts = h.m, h.counts
+	spec.Map, spec.Counts, spec.Pause = h.m, h.counts, h.pause
+	if err := h.SetPaused(t.Paused); err != nil {
+		return nil, err
+	}
 	if len(spec.Actions) == 0 {
 		if err := bpfcode.CheckHist(spec); err != nil {
 			return nil, fmt.Errorf("tracer: %s: %w", t.Line(), err)
@@ -284,6 +290,32 @@ func (x *exprs) param(p *trigger.HistField) (*bpfcode.HistExpr, error) {
 	return nil, fmt.Errorf("$%s without a reference", p.Var)
 }
 
+// SetPaused pauses the histogram (its programs count nothing) or lets it
+// count again.
+func (h *Hist) SetPaused(on bool) error {
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	if err := h.pause.Put(uint32(0), v); err != nil {
+		return fmt.Errorf("tracer: pausing a histogram: %w", err)
+	}
+	return nil
+}
+
+// Paused reads whether the histogram is paused (an enable_hist or
+// disable_hist trigger may have changed it).
+func (h *Hist) Paused() (bool, error) {
+	var v uint32
+	if err := h.pause.Lookup(uint32(0), &v); err != nil {
+		return false, fmt.Errorf("tracer: reading a histogram's pause switch: %w", err)
+	}
+	return v != 0, nil
+}
+
+// PauseSwitch is the map Spec.Pause names.
+func (h *Hist) PauseSwitch() *ebpf.Map { return h.pause }
+
 // resetCounts zeroes the histogram's hits and drops on every CPU.
 func (h *Hist) resetCounts() error {
 	cpus, err := ebpf.PossibleCPU()
@@ -373,7 +405,7 @@ func (h *Hist) Clear() error {
 // keep them until they are detached.
 func (h *Hist) Close() error {
 	var errs []error
-	for _, m := range []**ebpf.Map{&h.m, &h.counts} {
+	for _, m := range []**ebpf.Map{&h.m, &h.counts, &h.pause} {
 		if *m != nil {
 			errs = append(errs, (*m).Close())
 			*m = nil

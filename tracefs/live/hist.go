@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 
 	"github.com/cilium/ebpf"
@@ -178,6 +179,9 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	keep := map[*trigger.Trigger]bool{}
 	for _, t := range list {
 		keep[t] = true
+		if err := st.of[t].SetPaused(t.Paused); err != nil && b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: %s/%s: %v\n", group, name, err)
+		}
 		if t.Clears != st.clears[t] {
 			st.clears[t] = t.Clears
 			if err := st.of[t].Clear(); err != nil && b.warn != nil {
@@ -192,6 +196,9 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	}
 	if len(list) == 0 {
 		delete(st.events, key)
+	}
+	if err := b.retarget(key); err != nil && b.warn != nil {
+		fmt.Fprintf(b.warn, "ktrace: %s/%s: %v\n", group, name, err)
 	}
 	return nil
 }
@@ -273,11 +280,12 @@ func (st *histState) release(t *trigger.Trigger) {
 }
 
 // activeHists are the histograms an event's programs count into: its hist
-// triggers that are not paused. Called with mu held.
+// triggers, paused ones included (their pause switch stops them, which an
+// enable_hist trigger may flip). Called with mu held.
 func (b *Backend) activeHists(key evID) []*tracer.Hist {
 	var out []*tracer.Hist
 	for _, t := range b.hists.events[key] {
-		if h := b.hists.of[t]; h != nil && !t.Paused {
+		if h := b.hists.of[t]; h != nil && !slices.Contains(out, h) {
 			out = append(out, h)
 		}
 	}

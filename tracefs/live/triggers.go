@@ -83,6 +83,17 @@ func (t *evTrigger) close() {
 var triggerKinds = map[string]bpfcode.TriggerKind{
 	"traceon": bpfcode.TraceOn, "traceoff": bpfcode.TraceOff,
 	"enable_event": bpfcode.EnableEvent, "disable_event": bpfcode.DisableEvent,
+	"enable_hist": bpfcode.EnableHist, "disable_hist": bpfcode.DisableHist,
+}
+
+// targets reports the commands that act on another event (which is in
+// soft mode meanwhile).
+func targets(k bpfcode.TriggerKind) bool {
+	switch k {
+	case bpfcode.EnableEvent, bpfcode.DisableEvent, bpfcode.EnableHist, bpfcode.DisableHist:
+		return true
+	}
+	return false
 }
 
 // newEvTrigger makes the state of trigger t. Called with mu held.
@@ -92,7 +103,7 @@ func (b *Backend) newEvTrigger(t *trigger.Trigger) (*evTrigger, error) {
 		return nil, fmt.Errorf("%s triggers: %w", t.Cmd, tracer.ErrNotSupported)
 	}
 	et := &evTrigger{spec: &bpfcode.EventTrigger{Kind: kind, Filter: t.Filter}}
-	if kind == bpfcode.EnableEvent || kind == bpfcode.DisableEvent {
+	if targets(kind) {
 		sys, name, _ := strings.Cut(t.Target, ":")
 		switch ev := b.R.Event(sys, name); {
 		case ev != nil && ev.Kind == events.Synthetic:
@@ -125,12 +136,20 @@ func (b *Backend) newEvTrigger(t *trigger.Trigger) (*evTrigger, error) {
 func (b *Backend) eventTriggers(key evID) ([]*bpfcode.EventTrigger, error) {
 	var out []*bpfcode.EventTrigger
 	for _, et := range b.trig.of[key] {
-		if et.spec.Kind == bpfcode.EnableEvent || et.spec.Kind == bpfcode.DisableEvent {
+		switch et.spec.Kind {
+		case bpfcode.EnableEvent, bpfcode.DisableEvent:
 			sw := b.hists.switches[et.target]
 			if sw == nil {
 				return nil, fmt.Errorf("the target of an enable_event or disable_event trigger has no switch")
 			}
 			et.spec.Target = sw
+		case bpfcode.EnableHist, bpfcode.DisableHist:
+			// The target's histograms as they are now: a change of
+			// them compiles this event again (retarget).
+			et.spec.Pauses = nil
+			for _, h := range b.activeHists(et.target) {
+				et.spec.Pauses = append(et.spec.Pauses, h.PauseSwitch())
+			}
 		}
 		out = append(out, et.spec)
 	}
@@ -202,7 +221,7 @@ func (b *Backend) setCommands(key evID, cmds []*trigger.Trigger) (undo func(), e
 func (b *Backend) targeted(key evID) bool {
 	for _, list := range b.trig.of {
 		for _, et := range list {
-			if (et.spec.Kind == bpfcode.EnableEvent || et.spec.Kind == bpfcode.DisableEvent) && et.target == key {
+			if targets(et.spec.Kind) && et.target == key {
 				return true
 			}
 		}
@@ -218,7 +237,7 @@ func (b *Backend) syncTargets() error {
 	var errs []error
 	for _, list := range b.trig.of {
 		for _, et := range list {
-			if et.spec.Kind != bpfcode.EnableEvent && et.spec.Kind != bpfcode.DisableEvent {
+			if !targets(et.spec.Kind) {
 				continue
 			}
 			key := et.target
@@ -275,6 +294,11 @@ func (b *Backend) SyncTriggerState() (static map[string]bool) {
 	for key := range b.trig.of {
 		b.syncCounts(key)
 	}
+	for t, h := range b.hists.of {
+		if p, err := h.Paused(); err == nil {
+			t.Paused = p
+		}
+	}
 	for key, sw := range b.hists.switches {
 		if !b.targeted(key) {
 			continue
@@ -304,6 +328,28 @@ func (b *Backend) SyncTriggerState() (static map[string]bool) {
 		}
 	}
 	return static
+}
+
+// retarget compiles again the events whose enable_hist or disable_hist
+// triggers act on key's histograms (they changed). Called with mu held.
+func (b *Backend) retarget(key evID) error {
+	var errs []error
+	for src, list := range b.trig.of {
+		for _, et := range list {
+			if (et.spec.Kind != bpfcode.EnableHist && et.spec.Kind != bpfcode.DisableHist) || et.target != key || src == key {
+				continue
+			}
+			if src.serial == staticSerial {
+				if se := b.staticEvent(src.group, src.name); se != nil {
+					errs = append(errs, b.attachStaticHists(se, src))
+				}
+			} else if ev := b.R.Event(src.group, src.name); ev != nil && ev.Serial == src.serial {
+				errs = append(errs, b.reattach(ev, ev.Enabled))
+			}
+			break
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // syncCounts writes the triggers' counts back into an event's trigger

@@ -14,7 +14,9 @@ import (
 // traceoff (a post trigger: the hit that fires it is traced) used up by
 // its count, tracing_on written back, an enable_event switching a soft
 // mode event on once, a traceoff without a filter (run before the record:
-// the hit that fires it is not traced) and a disable_event. Each step
+// the hit that fires it is not traced), a disable_event, and an
+// enable_hist and a disable_hist pausing and resuming another event's
+// histogram. Each step
 // prints tracing_on, the trigger files with their counts and the enable
 // files; the trace holds dd's hits.
 const triggerScript = `echo 'p:demo/w vfs_write count=%dx:u64' >> kprobe_events
@@ -45,6 +47,17 @@ echo 'disable_event:demo:w' > events/demo/o/trigger
 cat /dev/null
 dd if=/dev/zero of=/tmp/z bs=99 count=1 2>/dev/null
 echo @@T7; cat events/demo/w/enable; echo @@END-T7
+echo 'hist:keys=common_pid.execname:vals=hitcount:sort=hitcount:pause if comm == "dd"' >> events/demo/o/trigger
+echo 'enable_hist:demo:o:1 if count == 88 && comm == "dd"' >> events/demo/w/trigger
+echo 'disable_hist:demo:o if count == 66 && comm == "dd"' >> events/demo/w/trigger
+dd if=/dev/zero of=/tmp/z bs=88 count=1 2>/dev/null
+dd if=/dev/zero of=/tmp/z bs=10 count=1 2>/dev/null
+dd if=/dev/zero of=/tmp/z bs=66 count=1 2>/dev/null
+dd if=/dev/zero of=/tmp/z bs=10 count=1 2>/dev/null
+echo @@T8; cat events/demo/o/trigger events/demo/w/trigger; grep -c dd events/demo/o/hist; grep Hits events/demo/o/hist; echo @@END-T8
+echo '!hist:keys=common_pid.execname:vals=hitcount:sort=hitcount if comm == "dd"' >> events/demo/o/trigger
+echo '!enable_hist:demo:o' >> events/demo/w/trigger
+echo '!disable_hist:demo:o' >> events/demo/w/trigger
 echo 0 > events/demo/w/enable
 echo 0 > events/demo/r/enable
 echo @@TRACE; grep -E 'demo|dd-' trace | grep 'dd-' | sed 's/^ *dd-[0-9]* *\[[0-9]*\] [^ ]* *[0-9.]*: //' ; echo @@END-TRACE
@@ -123,7 +136,7 @@ func TestTriggerLiveVM(t *testing.T) {
 		if !strings.Contains(section(kern, "T3"), "count=0") || strings.Count(section(kern, "TRACE"), "\n") < 5 {
 			t.Fatalf("the kernel's triggers did not fire (test premise):\n%s", kern)
 		}
-		for _, sec := range []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "TRACE", "CLEAN"} {
+		for _, sec := range []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "TRACE", "CLEAN"} {
 			if w, g := section(kern, sec), section(got, sec); g != w {
 				t.Errorf("%s:\n%s\nkernel's:\n%s\nstderr:\n%s", sec, g, w, section(s, "ERR"))
 			}
