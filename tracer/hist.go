@@ -22,7 +22,7 @@ import (
 // them (Spec, given to Config.EventOptions or AttachEvent).
 type Hist struct {
 	m, counts, pause *ebpf.Map
-	nvals     int
+	nvals            int
 	// Spec is what a probe's program needs to count into the histogram.
 	// The targets of its actions (Spec.Actions[i].Target) are set by
 	// whoever attaches it: Synthetics names them.
