@@ -30,8 +30,8 @@ const rLoc = asm.R5
 
 func (e *emitter) stringPred(p *filter.Pred) error {
 	r := p.Regex
-	if r.Type == filter.MatchGlob {
-		return fmt.Errorf("glob patterns: %w", ErrUnsupported)
+	if r.Type == filter.MatchGlob && p.Kind != filter.KindComm && p.Kind != filter.KindString {
+		return fmt.Errorf("glob patterns on a string of run-time length: %w", ErrUnsupported)
 	}
 	fl := p.Field
 	size := e.filterRec
@@ -123,6 +123,11 @@ func (e *emitter) match(r *filter.Regex, src strSource, yes, no string) error {
 	pat := []byte(r.Pattern)
 	P := len(pat)
 	switch r.Type {
+	case filter.MatchGlob:
+		if src.dynamic {
+			return fmt.Errorf("glob patterns on a string of run-time length: %w", ErrUnsupported)
+		}
+		return e.globFixed(r.Pattern, src.constLen, yes, no)
 	case filter.MatchFull:
 		full := append(pat, 0)
 		if !src.dynamic {
