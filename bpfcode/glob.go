@@ -162,51 +162,7 @@ func (e *emitter) globFixed(pat string, n int, yes, no string) error {
 			asm.JEq.Imm(asm.R1, 0, end),
 			asm.Mov.Imm(asm.R3, 0),
 		)
-		for j, x := range el {
-			skip := e.newLabel()
-			e.emit(
-				asm.Mov.Reg(asm.R2, asm.R4),
-				asm.RSh.Imm(asm.R2, int32(j)),
-				asm.And.Imm(asm.R2, 1),
-				asm.JEq.Imm(asm.R2, 0, skip),
-			)
-			if x.star {
-				e.orBit(asm.R3, j)
-			} else {
-				set := e.newLabel()
-				for _, r := range x.ranges {
-					next := e.newLabel()
-					if r[0] == r[1] {
-						e.emit(asm.JEq.Imm(asm.R1, int32(r[0]), set))
-						continue
-					}
-					e.emit(
-						asm.JLT.Imm(asm.R1, int32(r[0]), next),
-						asm.JLE.Imm(asm.R1, int32(r[1]), set),
-					)
-					e.mark(next)
-				}
-				e.emit(asm.Ja.Label(skip))
-				e.mark(set)
-				e.orBit(asm.R3, j+1)
-			}
-			e.mark(skip)
-		}
-		// A star matches nothing as well: the position after it.
-		for j, x := range el {
-			if !x.star {
-				continue
-			}
-			skip := e.newLabel()
-			e.emit(
-				asm.Mov.Reg(asm.R2, asm.R3),
-				asm.RSh.Imm(asm.R2, int32(j)),
-				asm.And.Imm(asm.R2, 1),
-				asm.JEq.Imm(asm.R2, 0, skip),
-			)
-			e.orBit(asm.R3, j+1)
-			e.mark(skip)
-		}
+		e.globPositions(el)
 		e.emit(
 			asm.Mov.Reg(asm.R4, asm.R3),
 			asm.JEq.Imm(asm.R4, 0, no),
@@ -229,4 +185,209 @@ func (e *emitter) orBit(r asm.Register, b int) {
 		return
 	}
 	e.emit(asm.LoadImm(asm.R5, int64(1)<<b, asm.DWord), asm.Or.Reg(r, asm.R5))
+}
+
+// Patterns on strings of run-time length (__data_loc fields, probe and
+// pointer strings) are followed the same way, one byte per iteration of
+// bpf_loop (Linux 5.17): its callback, a function of the program, keeps
+// the positions in a context on the caller's stack. A glob pattern stops
+// at the string's NUL, as glob_match does; an infix pattern ("*abc*")
+// reads the length argument's bytes, NULs included, as strnstr does.
+
+// The loop's context on the stack: the positions, the string's address,
+// its length, and whether an infix pattern was found.
+const (
+	stkGlobMask = -200
+	stkGlobStr  = -192
+	stkGlobLen  = -184
+	stkGlobRes  = -176
+)
+
+// infixElems are the positions of strnstr(s, pat): any run, then pat.
+func infixElems(pat string) []globElem {
+	el := []globElem{{star: true}}
+	for i := 0; i < len(pat); i++ {
+		el = append(el, globElem{ranges: [][2]byte{{pat[i], pat[i]}}})
+	}
+	return el
+}
+
+// checkGlobLoop reports whether a pattern can be followed in a loop.
+func checkGlobLoop(el []globElem) error {
+	if len(el) > maxGlobElems {
+		return fmt.Errorf("pattern of %d elements: %w", len(el), ErrUnsupported)
+	}
+	return nil
+}
+
+// globLoop emits the match of the string at rStr, of length rLen (at
+// most maxLen bytes are read), with elements el: a jump to yes or no.
+func (e *emitter) globLoop(el []globElem, infix bool, maxLen int, yes, no string) error {
+	if err := checkGlobLoop(el); err != nil {
+		return err
+	}
+	init := uint64(1)
+	for j, x := range el {
+		if x.star && init&(1<<j) != 0 {
+			init |= 1 << (j + 1)
+		}
+	}
+	cb := e.newLabel() + "_glob"
+	// The first positions go through the scratch value, which the
+	// verifier cannot see into: a verifier that checks the callback once,
+	// with the constant it would otherwise know (6.1.192), would take
+	// the branches of other positions for dead code and drop them
+	// (measured: no pattern ever matched there).
+	tmp := int16(FilterScratch(e.filterRec) - 8)
+	e.emit(
+		asm.LoadImm(asm.R1, int64(init), asm.DWord),
+		asm.StoreMem(rBuf, tmp, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, rBuf, tmp, asm.DWord),
+		asm.StoreMem(asm.R10, stkGlobMask, asm.R1, asm.DWord),
+		asm.StoreMem(asm.R10, stkGlobStr, rStr, asm.DWord),
+		asm.StoreMem(asm.R10, stkGlobLen, rLen, asm.DWord),
+		asm.Mov.Imm(asm.R1, 0),
+		asm.StoreMem(asm.R10, stkGlobRes, asm.R1, asm.DWord),
+		asm.Mov.Reg(asm.R1, rLen),
+	)
+	bounded := e.newLabel()
+	e.emit(
+		asm.JLE.Imm(asm.R1, int32(maxLen), bounded),
+		asm.Mov.Imm(asm.R1, int32(maxLen)),
+	)
+	e.mark(bounded)
+	e.emit(
+		asm.Mov.Imm(asm.R4, 0),
+		asm.Instruction{OpCode: asm.LoadImmOp(asm.DWord), Dst: asm.R2, Src: asm.PseudoFunc, Constant: -1}.WithReference(cb),
+		asm.Mov.Reg(asm.R3, asm.R10),
+		asm.Add.Imm(asm.R3, stkGlobMask),
+		asm.FnLoop.Call(),
+		asm.LoadMem(asm.R1, asm.R10, stkGlobRes, asm.DWord),
+		asm.JNE.Imm(asm.R1, 0, yes),
+	)
+	if infix {
+		e.emit(asm.Ja.Label(no))
+	} else {
+		e.emit(
+			asm.LoadMem(asm.R4, asm.R10, stkGlobMask, asm.DWord),
+			asm.RSh.Imm(asm.R4, int32(len(el))),
+			asm.And.Imm(asm.R4, 1),
+			asm.JNE.Imm(asm.R4, 0, yes),
+			asm.Ja.Label(no),
+		)
+	}
+	return e.subprog(func() { e.globStep(cb, el, infix, maxLen) })
+}
+
+// subprog emits a function of the program, appended after its end.
+func (e *emitter) subprog(body func()) error {
+	if e.label != "" {
+		return fmt.Errorf("fetchargs: compile: a label pending before a function")
+	}
+	main := e.ins
+	e.ins = nil
+	body()
+	if e.label != "" {
+		return fmt.Errorf("fetchargs: compile: a label pending at a function's end")
+	}
+	e.subprogs = append(e.subprogs, e.ins)
+	e.ins = main
+	return nil
+}
+
+// globStep is the loop's callback: R1 the byte's index, R2 the context.
+// It returns 1 to stop the loop.
+func (e *emitter) globStep(name string, el []globElem, infix bool, maxLen int) {
+	stop := e.newLabel()
+	e.mark(name)
+	// R0 holds the context until the return (the callee-saved
+	// registers stay untouched: the kernel may inline the loop in the
+	// caller with them).
+	e.emit(
+		asm.Mov.Reg(asm.R0, asm.R2),
+		asm.LoadMem(asm.R2, asm.R0, stkGlobLen-stkGlobMask, asm.DWord),
+		asm.JGE.Reg(asm.R1, asm.R2, stop),
+		asm.JGE.Imm(asm.R1, int32(maxLen), stop),
+		asm.LoadMem(asm.R3, asm.R0, stkGlobStr-stkGlobMask, asm.DWord),
+		asm.Add.Reg(asm.R3, asm.R1),
+		asm.LoadMem(asm.R1, asm.R3, 0, asm.Byte),
+	)
+	if !infix {
+		e.emit(asm.JEq.Imm(asm.R1, 0, stop))
+	}
+	e.emit(
+		asm.LoadMem(asm.R4, asm.R0, 0, asm.DWord),
+		asm.Mov.Imm(asm.R3, 0),
+	)
+	e.globPositions(el)
+	if infix {
+		found := e.newLabel()
+		e.emit(
+			asm.Mov.Reg(asm.R2, asm.R3),
+			asm.RSh.Imm(asm.R2, int32(len(el))),
+			asm.And.Imm(asm.R2, 1),
+			asm.JEq.Imm(asm.R2, 0, found),
+			asm.Mov.Imm(asm.R2, 1),
+			asm.StoreMem(asm.R0, stkGlobRes-stkGlobMask, asm.R2, asm.DWord),
+			asm.Ja.Label(stop),
+		)
+		e.mark(found)
+	}
+	e.emit(
+		asm.StoreMem(asm.R0, 0, asm.R3, asm.DWord),
+		asm.JEq.Imm(asm.R3, 0, stop),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	)
+	e.mark(stop)
+	e.emit(asm.Mov.Imm(asm.R0, 1), asm.Return())
+}
+
+// globPositions computes in R3 the positions after byte R1 from those in
+// R4 (R2 and R5 are scratch).
+func (e *emitter) globPositions(el []globElem) {
+	for j, x := range el {
+		skip := e.newLabel()
+		e.emit(
+			asm.Mov.Reg(asm.R2, asm.R4),
+			asm.RSh.Imm(asm.R2, int32(j)),
+			asm.And.Imm(asm.R2, 1),
+			asm.JEq.Imm(asm.R2, 0, skip),
+		)
+		if x.star {
+			e.orBit(asm.R3, j)
+		} else {
+			set := e.newLabel()
+			for _, r := range x.ranges {
+				next := e.newLabel()
+				if r[0] == r[1] {
+					e.emit(asm.JEq.Imm(asm.R1, int32(r[0]), set))
+					continue
+				}
+				e.emit(
+					asm.JLT.Imm(asm.R1, int32(r[0]), next),
+					asm.JLE.Imm(asm.R1, int32(r[1]), set),
+				)
+				e.mark(next)
+			}
+			e.emit(asm.Ja.Label(skip))
+			e.mark(set)
+			e.orBit(asm.R3, j+1)
+		}
+		e.mark(skip)
+	}
+	for j, x := range el {
+		if !x.star {
+			continue
+		}
+		skip := e.newLabel()
+		e.emit(
+			asm.Mov.Reg(asm.R2, asm.R3),
+			asm.RSh.Imm(asm.R2, int32(j)),
+			asm.And.Imm(asm.R2, 1),
+			asm.JEq.Imm(asm.R2, 0, skip),
+		)
+		e.orBit(asm.R3, j+1)
+		e.mark(skip)
+	}
 }

@@ -425,7 +425,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		}
 		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	}
-	return e.ins, nil
+	return e.program(), nil
 }
 
 // counter adds 1 to the probe's hits (field 0) or misses (field 8).

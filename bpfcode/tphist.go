@@ -104,7 +104,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 	if err := e.staticTail(p); err != nil {
 		return nil, err
 	}
-	return e.ins, nil
+	return e.program(), nil
 }
 
 // staticTail emits what follows a static event's record: its histograms
