@@ -61,8 +61,10 @@ func (h *Hist) Layout() HistLayout {
 type HistKey struct {
 	// Field is the record field read (nil with CPU).
 	Field *filter.Field
-	// CPU keys the CPU the hit happened on (common_cpu).
-	CPU bool
+	// CPU keys the CPU the hit happened on (common_cpu); Timestamp the
+	// hit's time (common_timestamp), in microseconds when Usecs.
+	CPU              bool
+	Timestamp, Usecs bool
 	// Offset and Size place the value in the key: Size bytes of the u64
 	// value (sign-extended from a signed field). A string field (a
 	// char array or a __data_loc string) is copied whole, up to
@@ -128,7 +130,7 @@ func CheckHist(h *Hist) error {
 		if k.Offset < 0 || k.Offset+k.Size > h.KeySize {
 			return fmt.Errorf("key field outside the key: %w", ErrHistUnsupported)
 		}
-		if k.CPU {
+		if k.CPU || k.Timestamp {
 			continue
 		}
 		if k.Field == nil {
@@ -341,6 +343,13 @@ func (e *emitter) histKey(k HistKey, key int16) error {
 	dst := key + int16(k.Offset)
 	if k.CPU {
 		e.emit(asm.LoadMem(asm.R1, rBuf, 8, asm.Word))
+		return e.storeKey(dst, k.Size)
+	}
+	if k.Timestamp {
+		e.emit(asm.LoadMem(asm.R1, rBuf, 0, asm.DWord))
+		if k.Usecs {
+			e.emit(asm.Add.Imm(asm.R1, 500), asm.Div.Imm(asm.R1, 1000))
+		}
 		return e.storeKey(dst, k.Size)
 	}
 	fl := k.Field

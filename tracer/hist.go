@@ -96,7 +96,7 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 		case f.IsStacktrace():
 			return nil, nil, unsupported("stacktrace keys")
 		case f.IsTimestamp():
-			return nil, nil, unsupported("common_timestamp keys")
+			k.Timestamp, k.Usecs = true, f.Usecs()
 		case f.Field == nil:
 			return nil, nil, unsupported("key " + f.Name)
 		}

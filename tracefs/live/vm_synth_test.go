@@ -31,6 +31,7 @@ echo 'hist:keys=common_pid:lat=common_timestamp.usecs-$ts0:onmatch(demo.w).wlat(
 echo 'hist:keys=cnt:vals=hitcount:sort=cnt' > events/synthetic/wlat/trigger
 echo 'hist:keys=count:vals=hitcount,count*2:sort=count if comm == "dd"' >> events/demo/w/trigger
 echo 'hist:keys=ret:d=ret*2-ret/3:vals=hitcount:sort=ret if comm == "dd"' >> events/demo/wret/trigger
+echo 'hist:keys=common_timestamp:vals=hitcount:sort=common_timestamp if comm == "dd"' >> events/demo/wret/trigger
 echo 'hist:keys=common_pid:x=common_timestamp.usecs-$ts0:onmatch(demo.w).trace(wl3,$x) if comm == "dd"' > events/sched/sched_process_exit/trigger
 echo 'hist:keys=common_pid:onmatch(demo.w).trace(wl2,$ts1,common_pid) if comm == "dd"' >> events/sched/sched_process_exit/trigger
 echo 'hist:keys=d' > events/synthetic/wl3/trigger
@@ -48,6 +49,7 @@ dd if=/dev/zero of=/tmp/z bs=77 count=1 2>/dev/null
 echo @@TRACE; cat trace; echo @@END-TRACE
 echo @@HIST; cat events/synthetic/wlat/hist events/demo/w/hist events/demo/wret/hist events/synthetic/wl3/hist; echo @@END-HIST
 echo @@WL2; grep -c 'pid:' events/synthetic/wl2/hist; tail -3 events/synthetic/wl2/hist; echo @@END-WL2
+echo @@TS; grep -c '{ common_timestamp: ' events/demo/wret/hist; echo @@END-TS
 echo @@TRIGGERS; cat events/demo/w/trigger events/demo/wret/trigger events/sched/sched_process_exit/trigger events/synthetic/wlat/trigger; echo @@END-TRIGGERS
 echo @@BUSY; { echo > synthetic_events; } 2>/dev/null; echo "rc $?"; { echo '!wlat' >> synthetic_events; } 2>/dev/null; echo "rc $?"; echo @@END-BUSY
 echo @@CLEAN
@@ -91,7 +93,7 @@ echo @@MAX; cat events/sched/sched_switch/hist | grep -v '^#' | sed 's/next_pid:
 
 // synthNorm hides what differs between two runs of synthScript: the
 // latencies, pids and timestamps.
-var synthNorm = regexp.MustCompile(`lat=\d+|pid=\d+|d=\d+|(common_pid|pid|d): +\d+|\[ *\d+\]`)
+var synthNorm = regexp.MustCompile(`lat=\d+|pid=\d+|d=\d+|(common_pid|pid|d|common_timestamp): +\d+|\[ *\d+\]`)
 
 // TestSynthLiveVM runs synthScript on each pinned kernel's tracefs and
 // under ktrace sh with the live backend, in the same boot: the same
@@ -128,7 +130,7 @@ func TestSynthLiveVM(t *testing.T) {
 		if g := events(section(got, "TRACE")); g != want {
 			t.Errorf("trace events:\n%s\nkernel's:\n%s\nstderr:\n%s", g, want, section(s, "ERR"))
 		}
-		for _, sec := range []string{"HIST", "WL2", "TRIGGERS", "BUSY", "CLEAN"} {
+		for _, sec := range []string{"HIST", "WL2", "TS", "TRIGGERS", "BUSY", "CLEAN"} {
 			w, g := synthNorm.ReplaceAllString(section(kern, sec), "N"), synthNorm.ReplaceAllString(section(got, sec), "N")
 			if g != w {
 				t.Errorf("%s:\n%s\nkernel's:\n%s\nstderr:\n%s", sec, g, w, section(s, "ERR"))
