@@ -101,6 +101,20 @@ func (e *emitter) lookup(m asm.FDer, key int32) error {
 	return nil
 }
 
+// switchValue reads the u32 of a one-entry array map (a switch) into R1,
+// jumping to none when the map has no value; R0 is the value's address.
+func (e *emitter) switchValue(m asm.FDer, none string) error {
+	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+	if err := e.lookup(m, stkKey); err != nil {
+		return err
+	}
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, none),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+	)
+	return nil
+}
+
 func (e *emitter) mapPtr(r asm.Register, m asm.FDer) error {
 	if m == nil {
 		return fmt.Errorf("fetchargs: compile: missing map")

@@ -193,16 +193,11 @@ func (e *emitter) histStage(size int) error {
 func (e *emitter) hist(h *Hist, size, area int) error {
 	next := e.newLabel()
 	if h.Pause != nil {
-		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-		if err := e.lookup(h.Pause, stkKey); err != nil {
+		on := e.newLabel()
+		if err := e.switchValue(h.Pause, on); err != nil {
 			return err
 		}
-		on := e.newLabel()
-		e.emit(
-			asm.JEq.Imm(asm.R0, 0, on),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-			asm.JNE.Imm(asm.R1, 0, next),
-		)
+		e.emit(asm.JNE.Imm(asm.R1, 0, next))
 		e.mark(on)
 	}
 	if h.Filter != nil {

@@ -638,31 +638,21 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 			return err
 		}
 	}
-	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-	if err := e.lookup(t.Switch, stkKey); err != nil {
+	if err := e.switchValue(t.Switch, done); err != nil {
 		return err
 	}
-	e.emit(
-		asm.JEq.Imm(asm.R0, 0, done),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-		asm.JEq.Imm(asm.R1, 0, done),
-	)
+	e.emit(asm.JEq.Imm(asm.R1, 0, done))
 	if t.Filter != nil {
 		if err := e.filterStageTo(t.Filter, size, done); err != nil {
 			return err
 		}
 	}
 	if t.TracingOn != nil {
-		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-		if err := e.lookup(t.TracingOn, stkKey); err != nil {
+		on := e.newLabel()
+		if err := e.switchValue(t.TracingOn, on); err != nil {
 			return err
 		}
-		on := e.newLabel()
-		e.emit(
-			asm.JEq.Imm(asm.R0, 0, on),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-			asm.JEq.Imm(asm.R1, 0, done),
-		)
+		e.emit(asm.JEq.Imm(asm.R1, 0, done))
 		e.mark(on)
 	}
 	if err := e.mapPtr(asm.R1, t.Ring); err != nil {

@@ -387,16 +387,12 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		drop()
 	} else {
 		if p.TraceSwitch != nil {
-			e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-			if err := e.lookup(p.TraceSwitch, stkKey); err != nil {
+			// No value: trace, as compiled.
+			on := e.newLabel()
+			if err := e.switchValue(p.TraceSwitch, on); err != nil {
 				return nil, err
 			}
-			on := e.newLabel()
-			e.emit(
-				asm.JEq.Imm(asm.R0, 0, on), // no value: trace, as compiled
-				asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-				asm.JNE.Imm(asm.R1, 0, on),
-			)
+			e.emit(asm.JNE.Imm(asm.R1, 0, on))
 			drop()
 			e.mark(on)
 		}

@@ -139,13 +139,10 @@ func (e *emitter) staticTail(p *TracepointHist) error {
 	}
 	post := e.newLabel()
 	if traced {
-		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-		if err := e.lookup(p.Switch, stkKey); err != nil {
+		if err := e.switchValue(p.Switch, post); err != nil {
 			return err
 		}
 		e.emit(
-			asm.JEq.Imm(asm.R0, 0, post),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
 			asm.JEq.Imm(asm.R1, 0, post),
 			asm.LoadMem(asm.R1, asm.R10, stkTracing, asm.DWord),
 			asm.JEq.Imm(asm.R1, 0, post),

@@ -109,16 +109,11 @@ func (e *emitter) sampleTracing() error {
 	if e.p.TracingOn == nil {
 		return nil
 	}
-	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-	if err := e.lookup(e.p.TracingOn, stkKey); err != nil {
+	none := e.newLabel()
+	if err := e.switchValue(e.p.TracingOn, none); err != nil {
 		return err
 	}
-	none := e.newLabel()
-	e.emit(
-		asm.JEq.Imm(asm.R0, 0, none),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-		asm.StoreMem(asm.R10, stkTracing, asm.R1, asm.DWord),
-	)
+	e.emit(asm.StoreMem(asm.R10, stkTracing, asm.R1, asm.DWord))
 	e.mark(none)
 	return nil
 }
@@ -192,15 +187,12 @@ func (e *emitter) trigger(t *EventTrigger, size int) error {
 	case DisableEvent:
 		sw, want = t.Target, 0
 	}
-	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-	if err := e.lookup(sw, stkKey); err != nil {
+	if err := e.switchValue(sw, skip); err != nil {
 		return err
 	}
 	isOn := e.newLabel()
 	e.emit(
-		asm.JEq.Imm(asm.R0, 0, skip),
 		asm.Mov.Reg(rVal, asm.R0),
-		asm.LoadMem(asm.R1, rVal, 0, asm.Word),
 		asm.Mov.Imm(asm.R2, 0),
 		asm.JEq.Imm(asm.R1, 0, isOn),
 		asm.Mov.Imm(asm.R2, 1),
