@@ -1,11 +1,9 @@
 package live
 
 import (
-	"context"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
@@ -102,19 +100,7 @@ func TestSynthLiveVM(t *testing.T) {
 	vmtest.Require(t)
 	kt := vmtest.Ktrace(t)
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
-		var script string
-		for _, sc := range []struct{ name, text string }{{"", synthScript}, {"W", wakeupScript}} {
-			script += "echo @@" + sc.name + "KERNEL\n" + sc.text + "echo @@END-" + sc.name + "KERNEL\n" +
-				"echo @@" + sc.name + "KTRACE\n/bin/ktrace --kernel host sh -c " + vmtest.ShQuote(sc.text) + " 2>/tmp/sh.err\necho @@END-" + sc.name + "KTRACE\n" +
-				"echo @@" + sc.name + "ERR; cat /tmp/sh.err; echo @@END-" + sc.name + "ERR\n"
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-		defer cancel()
-		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{"/bin/ktrace": kt}})
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		s := string(out)
+		s := runPairs(t, k, kt, pairScript{"", synthScript}, pairScript{"W", wakeupScript})
 		kern, got := section(s, "KERNEL"), section(s, "KTRACE")
 		events := func(trace string) string {
 			var lines []string

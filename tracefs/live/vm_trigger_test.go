@@ -1,10 +1,8 @@
 package live
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
@@ -119,19 +117,7 @@ func TestTriggerLiveVM(t *testing.T) {
 	vmtest.Require(t)
 	kt := vmtest.Ktrace(t)
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
-		var script string
-		for _, sc := range []struct{ name, text string }{{"", triggerScript}, {"S", staticTriggerScript}} {
-			script += "echo @@" + sc.name + "KERNEL\n" + sc.text + "echo @@END-" + sc.name + "KERNEL\n" +
-				"echo @@" + sc.name + "KTRACE\n/bin/ktrace --kernel host sh -c " + vmtest.ShQuote(sc.text) + " 2>/tmp/sh.err\necho @@END-" + sc.name + "KTRACE\n" +
-				"echo @@" + sc.name + "ERR; cat /tmp/sh.err; echo @@END-" + sc.name + "ERR\n"
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-		defer cancel()
-		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{"/bin/ktrace": kt}})
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		s := string(out)
+		s := runPairs(t, k, kt, pairScript{"", triggerScript}, pairScript{"S", staticTriggerScript})
 		kern, got := section(s, "KERNEL"), section(s, "KTRACE")
 		if !strings.Contains(section(kern, "T3"), "count=0") || strings.Count(section(kern, "TRACE"), "\n") < 5 {
 			t.Fatalf("the kernel's triggers did not fire (test premise):\n%s", kern)
