@@ -174,19 +174,7 @@ func (b *Backend) generators(name string) []evID {
 func (b *Backend) regenerate(name string) error {
 	var errs []error
 	for _, key := range b.generators(name) {
-		if key.serial == staticSerial {
-			se := b.staticEvent(key.group, key.name)
-			if se == nil {
-				continue
-			}
-			errs = append(errs, b.attachStaticHists(se, key))
-			continue
-		}
-		ev := b.R.Event(key.group, key.name)
-		if ev == nil || ev.Serial != key.serial {
-			continue
-		}
-		errs = append(errs, b.reattach(ev, ev.Enabled))
+		errs = append(errs, b.recompile(key))
 	}
 	return errors.Join(errs...)
 }

@@ -244,41 +244,29 @@ func (b *Backend) syncTargets() error {
 			if b.hists.switches[key] != nil {
 				continue
 			}
-			if key.serial == staticSerial {
-				if se := b.staticEvent(key.group, key.name); se != nil {
-					errs = append(errs, b.attachStaticHists(se, key))
+			if key.serial != staticSerial {
+				// A static event's program makes its own switch.
+				m, err := newTraceSwitch()
+				if err != nil {
+					errs = append(errs, err)
+					continue
 				}
-				continue
+				b.hists.switches[key] = m
 			}
-			ev := b.R.Event(key.group, key.name)
-			if ev == nil || ev.Serial != key.serial {
-				continue
-			}
-			m, err := newTraceSwitch()
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			b.hists.switches[key] = m
-			errs = append(errs, b.reattach(ev, ev.Enabled))
+			errs = append(errs, b.recompile(key))
 		}
 	}
 	for key, sw := range b.hists.switches {
 		if len(b.hists.events[key]) > 0 || len(b.trig.of[key]) > 0 || b.targeted(key) {
 			continue
 		}
-		if key.serial == staticSerial {
-			if se := b.staticEvent(key.group, key.name); se != nil {
-				errs = append(errs, b.attachStaticHists(se, key))
-			}
-			continue
+		if key.serial != staticSerial {
+			delete(b.hists.switches, key)
 		}
-		ev := b.R.Event(key.group, key.name)
-		delete(b.hists.switches, key)
-		if ev != nil && ev.Serial == key.serial {
-			errs = append(errs, b.reattach(ev, ev.Enabled))
+		errs = append(errs, b.recompile(key))
+		if key.serial != staticSerial {
+			sw.Close()
 		}
-		sw.Close()
 	}
 	return errors.Join(errs...)
 }
@@ -330,6 +318,22 @@ func (b *Backend) SyncTriggerState() (static map[string]bool) {
 	return static
 }
 
+// recompile attaches event key's programs again (its histograms,
+// triggers or soft mode changed): a static event's own program, a probe
+// event's programs as its enable says. Called with mu held.
+func (b *Backend) recompile(key evID) error {
+	if key.serial == staticSerial {
+		if se := b.staticEvent(key.group, key.name); se != nil {
+			return b.attachStaticHists(se, key)
+		}
+		return nil
+	}
+	if ev := b.R.Event(key.group, key.name); ev != nil && ev.Serial == key.serial {
+		return b.reattach(ev, ev.Enabled)
+	}
+	return nil
+}
+
 // retarget compiles again the events whose enable_hist or disable_hist
 // triggers act on key's histograms (they changed). Called with mu held.
 func (b *Backend) retarget(key evID) error {
@@ -339,13 +343,7 @@ func (b *Backend) retarget(key evID) error {
 			if (et.spec.Kind != bpfcode.EnableHist && et.spec.Kind != bpfcode.DisableHist) || et.target != key || src == key {
 				continue
 			}
-			if src.serial == staticSerial {
-				if se := b.staticEvent(src.group, src.name); se != nil {
-					errs = append(errs, b.attachStaticHists(se, src))
-				}
-			} else if ev := b.R.Event(src.group, src.name); ev != nil && ev.Serial == src.serial {
-				errs = append(errs, b.reattach(ev, ev.Enabled))
-			}
+			errs = append(errs, b.recompile(src))
 			break
 		}
 	}
