@@ -2,7 +2,7 @@
 # description: combined inter-event hists: two synthetic events (waking latency, wakeup latency) generated from sched events, and a third generated from the second's hist by adding a variable of each ($waking_lat+$wakeup_lat, read across events); readbacks; with event hits (sleep wakes up), every synthetic hist counts; removal in dependency order
 s=events/sched
 y=events/synthetic
-fail() { echo "FAIL: $*" >&2; cleanup 2>/dev/null; exit 1; }
+fail() { echo "FAIL: $*" >&2; cleanup 2>/dev/null; echo local > trace_clock; exit 1; }
 cleanup() {
 	for e in synthetic/waking_plus_wakeup_latency synthetic/wakeup_latency synthetic/waking_latency sched/sched_switch sched/sched_wakeup sched/sched_waking; do echo > events/$e/trigger; done
 	echo > synthetic_events
@@ -51,4 +51,7 @@ echo '!hist:keys=pid:ts0=common_timestamp.usecs if comm=="sleep"' >> $s/sched_wa
 echo '!hist:keys=pid,lat:sort=pid,lat' >> $y/waking_latency/trigger || fail "remove waking_latency's hist"
 echo > synthetic_events || fail "truncate synthetic_events"
 [ -z "$(cat synthetic_events)" ] || fail "left: $(cat synthetic_events)"
+# A hist trigger with a timestamp set the trace clock to global (its
+# clock=), and its removal left it so: back to local.
+echo local > trace_clock
 exit 0

@@ -1,7 +1,7 @@
 #!/bin/sh
 # description: hist trigger parse errors: each refused write's errno and its error_log entry (subsystem hist:GROUP:EVENT, message, caret), the sort and field errors, a variable defined twice; errors without an entry; a filter error logged as the filter's (on kernels whose README lists nohitcount, 6.12)
 t=events/kmem/kmalloc/trigger
-fail() { echo "FAIL: $*" >&2; echo > $t 2>/dev/null; echo > events/sched/sched_wakeup/trigger 2>/dev/null; exit 1; }
+fail() { echo "FAIL: $*" >&2; echo > $t 2>/dev/null; echo > events/sched/sched_wakeup/trigger 2>/dev/null; echo local > trace_clock; exit 1; }
 pad() { n=$1 s=; while [ "$n" -gt 0 ]; do s="$s "; n=$((n - 1)); done; printf '%s' "$s"; }
 empty="# Available triggers:
 # traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist"
@@ -60,4 +60,7 @@ bad 'hist:keys=common_pid:ts0=common_timestamp.usecs' 21 'Variable already defin
 [ "$(cat $w)" = "hist:keys=common_pid:vals=hitcount:ts0=common_timestamp.usecs:sort=hitcount:size=2048:clock=global [active]" ] || fail "sched_wakeup: $(cat $w)"
 echo '!hist:keys=common_pid:ts0=common_timestamp.usecs' >> $w || fail "remove"
 [ "$(cat $w)" = "$empty" ] || fail "sched_wakeup after removal: $(cat $w)"
+# A hist trigger with a timestamp set the trace clock to global (its
+# clock=), and its removal left it so: back to local.
+echo local > trace_clock
 exit 0

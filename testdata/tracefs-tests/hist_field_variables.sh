@@ -3,7 +3,7 @@
 w=events/sched/sched_waking/trigger
 sw=events/sched/sched_switch/trigger
 l=events/synthetic/wakeup_latency
-fail() { echo "FAIL: $*" >&2; { echo > $l/trigger; echo > $sw; echo > $w; echo > synthetic_events; } 2>/dev/null; exit 1; }
+fail() { echo "FAIL: $*" >&2; { echo > $l/trigger; echo > $sw; echo > $w; echo > synthetic_events; } 2>/dev/null; echo local > trace_clock; exit 1; }
 echo 'wakeup_latency u64 lat; pid_t pid; int prio; char comm[16]' >> synthetic_events || fail "define"
 echo 'hist:keys=comm:ts0=common_timestamp.usecs if comm=="sleep"' >> $w || fail "ts0"
 m='hist:keys=next_comm:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,sched.sched_waking.prio,next_comm) if next_comm=="sleep"'
@@ -31,4 +31,7 @@ grep -q synthetic_prio events/sched/sched_waking/hist && fail "hidden table left
 echo '!hist:keys=pid,prio,comm:vals=lat:sort=pid,prio' >> $l/trigger || fail "remove synthetic hist"
 echo '!hist:keys=comm:ts0=common_timestamp.usecs if comm=="sleep"' >> $w || fail "remove ts0"
 echo '!wakeup_latency' >> synthetic_events || fail "remove the synthetic event"
+# A hist trigger with a timestamp set the trace clock to global (its
+# clock=), and its removal left it so: back to local.
+echo local > trace_clock
 exit 0

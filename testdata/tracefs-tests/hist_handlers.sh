@@ -2,7 +2,7 @@
 # description: hist handlers onmax() and onchange() with the save() and snapshot() actions: readback after the trigger's other parts, errors with their error_log entries (onmatch takes neither save nor snapshot, the handler's variable, one save per trigger (EEXIST), a handler needs an action); with event hits (sleep wakes up), the hist file shows max: and changed: lines with the saved fields and the snapshot taken
 w=events/sched/sched_waking/trigger
 sw=events/sched/sched_switch/trigger
-fail() { echo "FAIL: $*" >&2; { echo > $sw; echo > $w; } 2>/dev/null; exit 1; }
+fail() { echo "FAIL: $*" >&2; { echo > $sw; echo > $w; } 2>/dev/null; echo local > trace_clock; exit 1; }
 pad() { n=$1 s=; while [ "$n" -gt 0 ]; do s="$s "; n=$((n - 1)); done; printf '%s' "$s"; }
 # reads WRITTEN READBACK
 reads() {
@@ -68,4 +68,7 @@ echo "$h" | grep -q '^	triggering value { onchange($p) }: *[0-9]*	triggered by e
 grep -q 'sched_waking: ' snapshot || fail "snapshot buffer: $(cat snapshot)"
 echo '!hist:keys=comm:p=pid:onchange($p).snapshot() if comm=="sleep"' >> $w || fail "remove snapshot()"
 echo 0 > snapshot
+# A hist trigger with a timestamp set the trace clock to global (its
+# clock=), and its removal left it so: back to local.
+echo local > trace_clock
 exit 0

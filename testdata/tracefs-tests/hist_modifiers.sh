@@ -5,6 +5,7 @@ h=events/sched/sched_process_fork/hist
 fail() {
 	echo "FAIL: $*" >&2
 	{ echo > $t; echo > events/raw_syscalls/sys_exit/trigger; echo > events/kmem/kmalloc/trigger; } 2>/dev/null
+	echo local > trace_clock
 	exit 1
 }
 # reads WRITTEN READBACK: the trigger, alone on the event, reads back so.
@@ -76,4 +77,7 @@ for p in $(grep '^{ parent_pid: *[0-9]*, child_pid:' $h | sed 's/.*child_pid: *\
 	prev=$p
 done
 { echo > $t; echo > events/raw_syscalls/sys_exit/trigger; echo > events/kmem/kmalloc/trigger; } 2>/dev/null
+# A hist trigger with a timestamp set the trace clock to global (its
+# clock=), and its removal left it so: back to local.
+echo local > trace_clock
 exit 0

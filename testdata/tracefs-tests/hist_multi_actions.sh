@@ -2,7 +2,7 @@
 # description: several hist triggers with the same key on one event, some with onmatch() actions reading a variable of another trigger of the same event by its fully qualified name (sched.sched_switch.$wakeup_lat); an ambiguous plain name refused with its error_log entry; readback in order; the variable's owner busy while read; removal
 w=events/sched/sched_wakeup/trigger
 sw=events/sched/sched_switch/trigger
-fail() { echo "FAIL: $*" >&2; { echo > $sw; echo > $w; echo > events/sched/sched_waking/trigger; echo > synthetic_events; } 2>/dev/null; exit 1; }
+fail() { echo "FAIL: $*" >&2; { echo > $sw; echo > $w; echo > events/sched/sched_waking/trigger; echo > synthetic_events; } 2>/dev/null; echo local > trace_clock; exit 1; }
 pad() { n=$1 s=; while [ "$n" -gt 0 ]; do s="$s "; n=$((n - 1)); done; printf '%s' "$s"; }
 echo 'wakeup_latency u64 lat; pid_t pid' >> synthetic_events || fail "define"
 echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm=="sleep"' >> $w || fail "ts0"
@@ -35,4 +35,7 @@ echo "!$c" >> $sw || fail "remove the fully qualified reference"
 echo '!hist:keys=pid:ts0=common_timestamp.usecs' >> events/sched/sched_waking/trigger || fail "remove the second ts0"
 echo '!hist:keys=pid:ts0=common_timestamp.usecs if comm=="sleep"' >> $w || fail "remove ts0"
 echo '!wakeup_latency' >> synthetic_events || fail "remove the synthetic event"
+# A hist trigger with a timestamp set the trace clock to global (its
+# clock=), and its removal left it so: back to local.
+echo local > trace_clock
 exit 0

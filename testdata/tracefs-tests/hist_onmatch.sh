@@ -3,7 +3,7 @@
 w=events/sched/sched_waking/trigger
 sw=events/sched/sched_switch/trigger
 l=events/synthetic/wakeup_latency
-fail() { echo "FAIL: $*" >&2; { echo > $l/trigger; echo > $sw; echo > $w; echo > synthetic_events; } 2>/dev/null; exit 1; }
+fail() { echo "FAIL: $*" >&2; { echo > $l/trigger; echo > $sw; echo > $w; echo > synthetic_events; } 2>/dev/null; echo local > trace_clock; exit 1; }
 echo 'wakeup_latency u64 lat; pid_t pid; char comm[16]' >> synthetic_events || fail "define wakeup_latency"
 [ -d $l ] || fail "no $l"
 echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm=="sleep"' >> $w || fail "ts0"
@@ -41,4 +41,7 @@ echo "!$t" >> $sw || fail "remove trace()"
 echo '!hist:keys=pid:ts0=common_timestamp.usecs if comm=="sleep"' >> $w || fail "remove ts0"
 echo '!wakeup_latency' >> synthetic_events || fail "remove wakeup_latency"
 [ -d $l ] && fail "$l left"
+# A hist trigger with a timestamp set the trace clock to global (its
+# clock=), and its removal left it so: back to local.
+echo local > trace_clock
 exit 0

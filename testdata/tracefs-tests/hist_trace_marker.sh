@@ -1,7 +1,7 @@
 #!/bin/sh
 # description: triggers on trace_marker writes (events/ftrace/print): a hist counts each write, snapshot swaps the buffers at each write, traceoff:1 stops tracing (the next write fails, EBADF), and a latency between a "start" and an "end" write goes into a synthetic event
 p=events/ftrace/print
-fail() { echo "FAIL: $*" >&2; echo 1 > tracing_on; { echo > $p/trigger; for c in snapshot traceoff; do echo "!$c" >> $p/trigger; done; echo > events/synthetic/latency/trigger; echo > synthetic_events; } 2>/dev/null; exit 1; }
+fail() { echo "FAIL: $*" >&2; echo 1 > tracing_on; { echo > $p/trigger; for c in snapshot traceoff; do echo "!$c" >> $p/trigger; done; echo > events/synthetic/latency/trigger; echo > synthetic_events; } 2>/dev/null; echo local > trace_clock; exit 1; }
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the
 # files and records no event (nor shows it events/ftrace), so this
 # script checks nothing there.
@@ -50,4 +50,7 @@ echo "!$e" >> $p/trigger || fail "remove end"
 echo "!$s" >> $p/trigger || fail "remove start"
 echo '!latency' >> synthetic_events || fail "remove latency"
 echo > trace
+# A hist trigger with a timestamp set the trace clock to global (its
+# clock=), and its removal left it so: back to local.
+echo local > trace_clock
 exit 0
