@@ -29,10 +29,11 @@ waking_plus_wakeup_latency	u64 lat; pid_t pid" ] || fail "synthetic_events: $(ca
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the
 # files and records no event, so those checks are skipped there.
 echo > trace
-echo 1 > events/sched/sched_process_fork/enable
-dd if=/dev/zero of=/dev/null count=1 2>/dev/null
-echo 0 > events/sched/sched_process_fork/enable
-if grep -q sched_process_fork: trace; then
+echo 1 > events/syscalls/sys_enter_sync/enable
+sync
+grep -q 'sys_sync()' trace; seen=$?
+echo 0 > events/syscalls/sys_enter_sync/enable
+if [ $seen = 0 ]; then
 	sleep 0.05; sleep 0.05
 	for e in waking_latency wakeup_latency waking_plus_wakeup_latency; do
 		grep -q '^{ pid: *[0-9]*, lat: *[0-9]* } hitcount: *1$' $y/$e/hist || fail "$e hist: $(cat $y/$e/hist)"

@@ -17,10 +17,11 @@ grep -q '^# trigger info: hist:keys=comm:vals=hitcount:synthetic_prio=prio:' eve
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the
 # files and records no event, so those checks are skipped there.
 echo > trace
-echo 1 > events/sched/sched_process_fork/enable
-dd if=/dev/zero of=/dev/null count=1 2>/dev/null
-echo 0 > events/sched/sched_process_fork/enable
-if grep -q sched_process_fork: trace; then
+echo 1 > events/syscalls/sys_enter_sync/enable
+sync
+grep -q 'sys_sync()' trace; seen=$?
+echo 0 > events/syscalls/sys_enter_sync/enable
+if [ $seen = 0 ]; then
 	sleep 0.05; sleep 0.05
 	h=$(cat $l/hist)
 	echo "$h" | grep -q '^{ pid: *[0-9]*, prio: *120, comm: sleep  *} hitcount: *1  lat: *[0-9]*$' || fail "synthetic hist: $h"

@@ -22,10 +22,11 @@ case $out in *"Device or resource busy"*) ;; *) fail "ts0's trigger: want EBUSY,
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the
 # files and records no event, so those checks are skipped there.
 echo > trace
-echo 1 > events/sched/sched_process_fork/enable
-dd if=/dev/zero of=/dev/null count=1 2>/dev/null
-echo 0 > events/sched/sched_process_fork/enable
-if grep -q sched_process_fork: trace; then
+echo 1 > events/syscalls/sys_enter_sync/enable
+sync
+grep -q 'sys_sync()' trace; seen=$?
+echo 0 > events/syscalls/sys_enter_sync/enable
+if [ $seen = 0 ]; then
 	sleep 0.05; sleep 0.05; sleep 0.05
 	h=$(cat $l/hist)
 	[ "$(echo "$h" | grep -c '^{ comm: sleep  *, pid: *[0-9]*, lat: *[0-9]* } hitcount: *1$')" -ge 3 ] || fail "synthetic hist: $h"

@@ -6,10 +6,11 @@ fail() { echo "FAIL: $*" >&2; echo 1 > tracing_on; { echo > $p/trigger; for c in
 # files and records no event (nor shows it events/ftrace), so this
 # script checks nothing there.
 echo > trace
-echo 1 > events/sched/sched_process_fork/enable
-dd if=/dev/zero of=/dev/null count=1 2>/dev/null
-echo 0 > events/sched/sched_process_fork/enable
-grep -q sched_process_fork: trace || exit 0
+echo 1 > events/syscalls/sys_enter_sync/enable
+sync
+grep -q 'sys_sync()' trace; seen=$?
+echo 0 > events/syscalls/sys_enter_sync/enable
+[ $seen = 0 ] || exit 0
 [ "$(ls $p | tr '\n' ' ')" = "format hist id trigger " ] || fail "$p holds: $(ls $p)"
 echo 'hist:keys=common_pid' >> $p/trigger || fail "hist"
 for i in 1 2 3 4 5 6 7 8 9 10; do echo hello > trace_marker; done
