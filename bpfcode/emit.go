@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
 )
@@ -23,6 +24,31 @@ type emitter struct {
 	// ownFields: the filter or hist stage being emitted reads an event
 	// probe's own record (fieldPos).
 	ownFields bool
+	// subprogs are functions of the program (bpf_loop callbacks),
+	// appended after its end (program).
+	subprogs []asm.Instructions
+}
+
+// program is the emitted program with its functions after it. A program
+// with functions describes each in BTF, as the kernel wants for a
+// bpf_loop callback (func_info).
+func (e *emitter) program() asm.Instructions {
+	if len(e.subprogs) == 0 {
+		return e.ins
+	}
+	long := &btf.Int{Name: "long", Size: 8, Encoding: btf.Signed}
+	voidp := &btf.Pointer{Target: &btf.Void{}}
+	out := append(asm.Instructions(nil), e.ins...)
+	out[0] = btf.WithFuncMetadata(out[0], &btf.Func{Name: "ktrace_prog", Linkage: btf.GlobalFunc,
+		Type: &btf.FuncProto{Return: long, Params: []btf.FuncParam{{Name: "ctx", Type: voidp}}}})
+	u32 := &btf.Int{Name: "unsigned int", Size: 4}
+	for i, f := range e.subprogs {
+		f = append(asm.Instructions(nil), f...)
+		f[0] = btf.WithFuncMetadata(f[0], &btf.Func{Name: fmt.Sprintf("ktrace_cb%d", i), Linkage: btf.StaticFunc,
+			Type: &btf.FuncProto{Return: long, Params: []btf.FuncParam{{Name: "index", Type: u32}, {Name: "ctx", Type: voidp}}}})
+		out = append(out, f...)
+	}
+	return out
 }
 
 // fieldPos is where a field the format places at off is in the record

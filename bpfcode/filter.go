@@ -289,10 +289,22 @@ var ErrFilterUnsupported = errors.New("not supported by the eBPF filter stage")
 func CheckFilter(f *filter.Filter) error {
 	for _, p := range f.Preds() {
 		switch {
-		case p.Regex != nil && p.Regex.Type == filter.MatchGlob:
-			return fmt.Errorf("%s: glob pattern %q: %w", p.Text, p.Regex.Pattern, ErrFilterUnsupported)
+		case p.Regex != nil && p.Regex.Type == filter.MatchGlob && p.Kind != filter.KindComm && p.Kind != filter.KindString:
+			if err := checkGlobLoop(globElems(p.Regex.Pattern)); err != nil {
+				return fmt.Errorf("%s: %w", p.Text, errors.Join(err, ErrFilterUnsupported))
+			}
 		case p.Regex != nil && p.Regex.Type == filter.MatchMiddle && p.Kind != filter.KindComm && p.Kind != filter.KindString:
-			return fmt.Errorf("%s: infix pattern %q on a string of run-time length: %w", p.Text, p.Regex.Pattern, ErrFilterUnsupported)
+			if err := checkGlobLoop(infixElems(p.Regex.Pattern)); err != nil {
+				return fmt.Errorf("%s: %w", p.Text, errors.Join(err, ErrFilterUnsupported))
+			}
+		case p.Regex != nil && p.Regex.Type == filter.MatchGlob:
+			n := 16
+			if p.Kind == filter.KindString {
+				n = p.Field.Size
+			}
+			if err := checkGlob(p.Regex.Pattern, n); err != nil {
+				return fmt.Errorf("%s: %w", p.Text, errors.Join(err, ErrFilterUnsupported))
+			}
 		case p.Kind == filter.KindCPUMask || p.Kind == filter.KindCPUMaskCPU:
 			return fmt.Errorf("%s: cpumask field: %w", p.Text, ErrFilterUnsupported)
 		case len(p.Mask) > 64:

@@ -22,6 +22,8 @@ type strSource struct {
 	// maxEnd bounds rLoc + rLen, for the verifier: the record's end, or
 	// the end of a copied pointer string.
 	maxEnd int
+	// maxLen bounds the bytes a loop reads from rStr, for the verifier.
+	maxLen int
 }
 
 // rLoc holds a dynamic string's offset in the record (R5 survives the
@@ -30,9 +32,6 @@ const rLoc = asm.R5
 
 func (e *emitter) stringPred(p *filter.Pred) error {
 	r := p.Regex
-	if r.Type == filter.MatchGlob {
-		return fmt.Errorf("glob patterns: %w", ErrUnsupported)
-	}
 	fl := p.Field
 	size := e.filterRec
 	no := e.newLabel()
@@ -63,7 +62,7 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 			asm.Add.Imm(rStr, fetchargs.HeaderSize),
 			asm.Add.Reg(rStr, asm.R1),
 		)
-		src = strSource{constLen: -1, maxEnd: size, dynamic: true}
+		src = strSource{constLen: -1, maxEnd: size, dynamic: true, maxLen: size}
 	case filter.KindPChar, filter.KindPCharUser:
 		// Copy the string past the record, at most the kernel's 1024
 		// bytes; an empty string (or a failed read) never matches.
@@ -84,7 +83,7 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 			asm.Mov.Reg(rStr, rBuf),
 			asm.Add.Imm(rStr, off),
 		)
-		src = strSource{constLen: -1, maxEnd: size + pcharMax, dynamic: true}
+		src = strSource{constLen: -1, maxEnd: size + pcharMax, dynamic: true, maxLen: pcharMax}
 	default:
 		return fmt.Errorf("string kind %d: %w", p.Kind, ErrUnsupported)
 	}
@@ -123,6 +122,11 @@ func (e *emitter) match(r *filter.Regex, src strSource, yes, no string) error {
 	pat := []byte(r.Pattern)
 	P := len(pat)
 	switch r.Type {
+	case filter.MatchGlob:
+		if src.dynamic {
+			return e.globLoop(globElems(r.Pattern), false, src.maxLen, yes, no)
+		}
+		return e.globFixed(r.Pattern, src.constLen, yes, no)
 	case filter.MatchFull:
 		full := append(pat, 0)
 		if !src.dynamic {
@@ -203,10 +207,9 @@ func (e *emitter) match(r *filter.Regex, src strSource, yes, no string) error {
 			e.emit(asm.Ja.Label(no))
 			return nil
 		}
-		// A run-time length: CheckFilter refuses these (a loop over the
-		// offsets fails the 6.12 verifier, unrolling them outgrows jump
-		// offsets for the 4096-byte strings probes record).
-		return fmt.Errorf("an infix pattern on a string of run-time length: %w", ErrUnsupported)
+		// A run-time length: the positions of "*pat" followed over
+		// the length argument's bytes in a bpf_loop.
+		return e.globLoop(infixElems(r.Pattern), true, src.maxLen, yes, no)
 	default:
 		return fmt.Errorf("match type %d: %w", r.Type, ErrUnsupported)
 	}

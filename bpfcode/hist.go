@@ -39,10 +39,23 @@ type Hist struct {
 	Vars    []*HistExpr
 	Refs    []HistRef
 	Actions []*HistAction
+	// NTrack is the number of values onmax() and onchange() handlers
+	// follow; Saves the fields save() keeps, computed from the record.
+	NTrack int
+	Saves  []*HistExpr
+	// Pause, when set, is a BPF_MAP_TYPE_ARRAY of one u32: not 0 while
+	// the histogram is paused (pause, or a disable_hist trigger).
+	Pause asm.FDer
 }
 
 // Layout is the value layout of h's map.
-func (h *Hist) Layout() HistLayout { return HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)} }
+func (h *Hist) Layout() HistLayout {
+	l := HistLayout{NVals: len(h.Vals), NVars: len(h.Vars), NTrack: h.NTrack}
+	for _, s := range h.Saves {
+		l.Saves = append(l.Saves, s.Str != nil)
+	}
+	return l
+}
 
 // HistKey is one field of a histogram's key.
 type HistKey struct {
@@ -177,6 +190,19 @@ func (e *emitter) histStage(size int) error {
 // initial value after it.
 func (e *emitter) hist(h *Hist, size, area int) error {
 	next := e.newLabel()
+	if h.Pause != nil {
+		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+		if err := e.lookup(h.Pause, stkKey); err != nil {
+			return err
+		}
+		on := e.newLabel()
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, on),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JNE.Imm(asm.R1, 0, next),
+		)
+		e.mark(on)
+	}
 	if h.Filter != nil {
 		if err := e.filterStageTo(h.Filter, size, next); err != nil {
 			return err
@@ -382,18 +408,26 @@ func (e *emitter) log2() {
 // at most filter.MaxStringLen-1 of them, stopping at a NUL; the key was
 // zeroed.
 func (e *emitter) histString(fl *filter.Field, dst int16) error {
-	max := int32(filter.MaxStringLen - 1)
+	return e.copyString(fl, rBuf, rBuf, dst, filter.MaxStringLen)
+}
+
+// copyString copies string field fl of the record whose scratch value
+// src points to into to+dst: its bytes up to its length and a NUL, at
+// most room bytes in all; R0 is then the bytes written, the NUL
+// included.
+func (e *emitter) copyString(fl *filter.Field, src, to asm.Register, dst int16, room int) error {
+	max := int32(room - 1)
 	switch fl.Class {
 	case filter.StaticString:
 		// R3 = the array, R2 = its size.
 		e.emit(
-			asm.Mov.Reg(asm.R3, rBuf),
+			asm.Mov.Reg(asm.R3, src),
 			asm.Add.Imm(asm.R3, int32(recOff(e.fieldPos(fl.Offset)))),
 			asm.Mov.Imm(asm.R2, int32(min(fl.Size, int(max)))),
 		)
 	default:
 		e.emit(
-			asm.LoadMem(asm.R1, rBuf, recOff(e.fieldPos(fl.Offset)), asm.Word),
+			asm.LoadMem(asm.R1, src, recOff(e.fieldPos(fl.Offset)), asm.Word),
 			asm.Mov.Reg(asm.R2, asm.R1),
 			asm.RSh.Imm(asm.R2, 16),
 			asm.And.Imm(asm.R1, 0xffff),
@@ -406,7 +440,7 @@ func (e *emitter) histString(fl *filter.Field, dst int16) error {
 		ok := e.newLabel()
 		e.emit(
 			asm.JGT.Imm(asm.R1, int32(e.filterRec), bad),
-			asm.Mov.Reg(asm.R3, rBuf),
+			asm.Mov.Reg(asm.R3, src),
 			asm.Add.Imm(asm.R3, fetchargs.HeaderSize),
 			asm.Add.Reg(asm.R3, asm.R1),
 			asm.JLE.Imm(asm.R2, max, ok),
@@ -414,14 +448,14 @@ func (e *emitter) histString(fl *filter.Field, dst int16) error {
 			asm.Ja.Label(ok),
 		)
 		e.mark(bad)
-		e.emit(asm.Mov.Reg(asm.R3, rBuf), asm.Mov.Imm(asm.R2, 0))
+		e.emit(asm.Mov.Reg(asm.R3, src), asm.Mov.Imm(asm.R2, 0))
 		e.mark(ok)
 	}
 	// bpf_probe_read_kernel_str(key, len+1, str) copies up to len bytes
 	// and ends them with a NUL; with len 0 it writes the NUL alone.
 	e.emit(
 		asm.Add.Imm(asm.R2, 1),
-		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Mov.Reg(asm.R1, to),
 		asm.Add.Imm(asm.R1, int32(dst)),
 		asm.FnProbeReadKernelStr.Call(),
 	)

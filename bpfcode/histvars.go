@@ -26,11 +26,17 @@ import (
 
 // HistLayout places an entry's parts in a histogram map's value: the
 // hitcount, the sums, the variables' values, one "set" word per
-// variable, and the comm of the task that created the entry.
-type HistLayout struct{ NVals, NVars int }
+// variable, the values onmax() and onchange() follow, the fields save()
+// keeps, and the comm of the task that created the entry.
+type HistLayout struct {
+	NVals, NVars, NTrack int
+	// Saves says, per saved field, whether it is a string (StrVarLen
+	// bytes) or a number (8 bytes).
+	Saves []bool
+}
 
 // Size is the map's value size.
-func (l HistLayout) Size() int { return 8*(1+l.NVals) + 16*l.NVars + 16 }
+func (l HistLayout) Size() int { return l.CommOff() + 16 }
 
 // VarOff is where variable i's value is.
 func (l HistLayout) VarOff(i int) int { return 8*(1+l.NVals) + 8*i }
@@ -38,8 +44,22 @@ func (l HistLayout) VarOff(i int) int { return 8*(1+l.NVals) + 8*i }
 // SetOff is where variable i's set word is (non-zero: set).
 func (l HistLayout) SetOff(i int) int { return 8*(1+l.NVals) + 8*l.NVars + 8*i }
 
+// TrackOff is where tracked value i is; SaveOff where saved field i is.
+func (l HistLayout) TrackOff(i int) int { return 8*(1+l.NVals) + 16*l.NVars + 8*i }
+func (l HistLayout) SaveOff(i int) int {
+	off := l.TrackOff(l.NTrack)
+	for _, str := range l.Saves[:i] {
+		if str {
+			off += StrVarLen
+		} else {
+			off += 8
+		}
+	}
+	return off
+}
+
 // CommOff is where the comm is.
-func (l HistLayout) CommOff() int { return 8*(1+l.NVals) + 16*l.NVars }
+func (l HistLayout) CommOff() int { return l.SaveOff(len(l.Saves)) }
 
 // HistExpr is a value computed from the record: a leaf (a field, the
 // timestamp, the CPU, a constant or a variable reference) or an operator
@@ -60,6 +80,9 @@ type HistExpr struct {
 	Const   uint64
 	// Ref, when not 0, is reference Ref-1 of the histogram (Hist.Refs).
 	Ref int
+	// Str is a string field of the record: only a synthetic event's
+	// string field takes it (copied, not computed).
+	Str *filter.Field
 }
 
 // HistRef is a histogram's reference to a variable.
@@ -76,11 +99,19 @@ type HistRef struct {
 	ReadOnce bool
 }
 
-// HistAction is an onmatch() handler's trace() action: Params, in the
-// synthetic event's field order, make the record of Target.
+// HistAction is a handler with its action. An onmatch() handler runs it
+// every time; onmax() ('>') and onchange ('!') when the value of
+// reference TrackRef-1 is above (differs from) tracked value TrackIdx,
+// which it then becomes. The action is trace() (Target set: Params, in
+// the synthetic event's field order, make its record) or save() (Save:
+// the histogram's Saves are stored).
 type HistAction struct {
-	Params []*HistExpr
-	Target *SynthTarget
+	Track    byte
+	TrackRef int
+	TrackIdx int
+	Save     bool
+	Params   []*HistExpr
+	Target   *SynthTarget
 }
 
 // SynthTarget is a synthetic event as hist actions generate it.
@@ -103,22 +134,60 @@ type SynthTarget struct {
 	// Filter is the event's filter (nil: none); Hists its hist triggers.
 	Filter *filter.Filter
 	Hists  []*Hist
+	// TracingOn, when set, is tracing_on (ProbeProgram.TracingOn).
+	TracingOn asm.FDer
 }
 
-// SynthField is one field of a synthetic event's record.
-type SynthField struct{ Size int }
+// SynthField is one field of a synthetic event's record: a number of
+// Size bytes in an 8-byte slot, or a string: a static one (char[N]) in a
+// StrVarLen-byte slot, a dynamic one (char[], Dynamic) a __data_loc word
+// in an 8-byte slot and its bytes after the fixed part.
+type SynthField struct {
+	Size            int
+	String, Dynamic bool
+}
 
-// SynthRecordSize is the size of a synthetic record of n fields.
-func SynthRecordSize(n int) int { return 8 + 8*n }
+// StrVarLen is the kernel's STR_VAR_LEN_MAX: a string field's room, NUL
+// included.
+const StrVarLen = 256
 
-// SynthScratch is the scratch value a synthetic event of n fields needs.
-func SynthScratch(n int) int { return HistScratch(SynthRecordSize(n)) }
+// SynthLayout places a synthetic record's fields: offs are their offsets
+// from the record's start (after the 8 bytes of common fields), data the
+// offsets of the dynamic strings' bytes (one StrVarLen area each, in
+// field order), size the record's size with them.
+func SynthLayout(fields []SynthField) (offs, data []int, size int) {
+	off := 8
+	for _, f := range fields {
+		offs = append(offs, off)
+		if f.String && !f.Dynamic {
+			off += StrVarLen
+		} else {
+			off += 8
+		}
+	}
+	for _, f := range fields {
+		if f.String && f.Dynamic {
+			data = append(data, off)
+			off += StrVarLen
+		} else {
+			data = append(data, 0)
+		}
+	}
+	return offs, data, off
+}
+
+// SynthScratch is the scratch value a synthetic event of these fields
+// needs.
+func SynthScratch(fields []SynthField) int {
+	_, _, size := SynthLayout(fields)
+	return HistScratch(size)
+}
 
 // The parts of a histogram's area (HistAreaSize) after the key and the
 // initial value.
 const (
 	histKeyMax   = 384
-	histValueMax = 512
+	histValueMax = 2048
 	histRefsOff  = histKeyMax + histValueMax
 	histTempsOff = histRefsOff + 8*MaxHistRefs
 	histParamOff = histTempsOff + 8*histTempDepth
@@ -143,6 +212,8 @@ func (h *Hist) checkExpr(x *HistExpr, depth int) error {
 	switch x.Op {
 	case 0:
 		switch {
+		case x.Str != nil:
+			return fmt.Errorf("string %s in an expression: %w", x.Str.Name, ErrHistUnsupported)
 		case x.Ref != 0:
 			if x.Ref < 0 || x.Ref > len(h.Refs) {
 				return fmt.Errorf("reference %d of %d: %w", x.Ref, len(h.Refs), ErrHistUnsupported)
@@ -198,7 +269,25 @@ func (h *Hist) checkVars() error {
 			}
 		}
 	}
+	for _, s := range h.Saves {
+		if s.Str != nil {
+			switch s.Str.Class {
+			case filter.StaticString, filter.DynString, filter.RelDynString:
+				continue
+			}
+			return fmt.Errorf("saved string %s: %w", s.Str.Name, ErrHistUnsupported)
+		}
+		if err := h.checkExpr(s, 0); err != nil {
+			return err
+		}
+	}
 	for _, a := range h.Actions {
+		if a.Track != 0 && (a.TrackRef < 1 || a.TrackRef > len(h.Refs) || a.TrackIdx < 0 || a.TrackIdx >= h.NTrack) {
+			return fmt.Errorf("tracked value: %w", ErrHistUnsupported)
+		}
+		if a.Save {
+			continue
+		}
 		t := a.Target
 		if t == nil || t.Ring == nil || t.Scratch == nil || t.Switch == nil {
 			return fmt.Errorf("synthetic event without its maps: %w", ErrHistUnsupported)
@@ -207,11 +296,23 @@ func (h *Hist) checkVars() error {
 			return fmt.Errorf("%d parameters for %d fields: %w", len(a.Params), len(t.Fields), ErrHistUnsupported)
 		}
 		for i, p := range a.Params {
+			f := t.Fields[i]
+			if f.String {
+				if p.Str == nil {
+					return fmt.Errorf("a string field fed by a number or a variable: %w", ErrHistUnsupported)
+				}
+				switch p.Str.Class {
+				case filter.StaticString, filter.DynString, filter.RelDynString:
+				default:
+					return fmt.Errorf("string field %s: %w", p.Str.Name, ErrHistUnsupported)
+				}
+				continue
+			}
 			if err := h.checkExpr(p, 0); err != nil {
 				return err
 			}
-			if _, err := sizeOf(t.Fields[i].Size); err != nil {
-				return fmt.Errorf("synthetic field of %d bytes: %w", t.Fields[i].Size, ErrHistUnsupported)
+			if _, err := sizeOf(f.Size); err != nil {
+				return fmt.Errorf("synthetic field of %d bytes: %w", f.Size, ErrHistUnsupported)
 			}
 		}
 		if t.Filter != nil {
@@ -238,6 +339,8 @@ func (e *emitter) histExpr(x *HistExpr, area, depth int) error {
 	switch x.Op {
 	case 0:
 		switch {
+		case x.Str != nil:
+			return fmt.Errorf("string %s in an expression: %w", x.Str.Name, ErrHistUnsupported)
 		case x.Ref != 0:
 			e.emit(asm.LoadMem(asm.R1, rBuf, int16(area+histRefsOff+8*(x.Ref-1)), asm.DWord))
 		case x.Field != nil:
@@ -343,7 +446,7 @@ func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
 			continue
 		}
 		ent := rVal
-		lay := HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)}
+		lay := h.Layout()
 		if !self {
 			if err := e.mapPtr(asm.R1, r.Map); err != nil {
 				return err
@@ -373,7 +476,7 @@ func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
 // histVars stores the variables' new values in the entry at rVal and
 // marks them set (hist_trigger_elt_update's tracing_map_set_var).
 func (e *emitter) histVars(h *Hist, area int) error {
-	lay := HistLayout{NVals: len(h.Vals), NVars: len(h.Vars)}
+	lay := h.Layout()
 	for i, v := range h.Vars {
 		if err := e.histExpr(v, area, 0); err != nil {
 			return err
@@ -387,12 +490,52 @@ func (e *emitter) histVars(h *Hist, area int) error {
 	return nil
 }
 
-// histActions runs h's actions once its own references are resolved.
+// stkSaveVal keeps the entry (rVal) while a synthetic record is built.
+const stkSaveVal = -120
+
+// histActions runs h's actions once its own references are resolved
+// (hist_trigger_actions), with rVal the entry.
 func (e *emitter) histActions(h *Hist, area int) error {
+	lay := h.Layout()
 	for _, a := range h.Actions {
-		if err := e.synthAction(a, area); err != nil {
-			return err
+		skip := e.newLabel()
+		if a.Track != 0 {
+			// ontrack_action: the new value against the tracked one.
+			off := int16(lay.TrackOff(a.TrackIdx))
+			e.emit(
+				asm.LoadMem(asm.R1, rBuf, int16(area+histRefsOff+8*(a.TrackRef-1)), asm.DWord),
+				asm.LoadMem(asm.R2, rVal, off, asm.DWord),
+			)
+			if a.Track == '>' {
+				e.emit(asm.JLE.Reg(asm.R1, asm.R2, skip))
+			} else {
+				e.emit(asm.JEq.Reg(asm.R1, asm.R2, skip))
+			}
+			e.emit(asm.StoreMem(rVal, off, asm.R1, asm.DWord))
 		}
+		if a.Save {
+			for i, x := range h.Saves {
+				if x.Str != nil {
+					// save_track_data_vars: the string, up to its NUL,
+					// in the entry.
+					if err := e.copyString(x.Str, rBuf, rVal, int16(lay.SaveOff(i)), StrVarLen); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := e.histExpr(x, area, 0); err != nil {
+					return err
+				}
+				e.emit(asm.StoreMem(rVal, int16(lay.SaveOff(i)), asm.R1, asm.DWord))
+			}
+		} else {
+			e.emit(asm.StoreMem(asm.R10, stkSaveVal, rVal, asm.DWord))
+			if err := e.synthAction(a, area); err != nil {
+				return err
+			}
+			e.emit(asm.LoadMem(rVal, asm.R10, stkSaveVal, asm.DWord))
+		}
+		e.mark(skip)
 	}
 	return nil
 }
@@ -403,11 +546,15 @@ func (e *emitter) histActions(h *Hist, area int) error {
 func (e *emitter) synthAction(a *HistAction, area int) error {
 	t := a.Target
 	for i, p := range a.Params {
+		if p.Str != nil {
+			continue
+		}
 		if err := e.histExpr(p, area, 0); err != nil {
 			return err
 		}
 		e.emit(asm.StoreMem(rBuf, int16(area+histParamOff+8*i), asm.R1, asm.DWord))
 	}
+	offs, data, size := SynthLayout(t.Fields)
 	done := e.newLabel()
 	e.emit(asm.StoreMem(asm.R10, stkSaveBuf, rBuf, asm.DWord))
 	e.emit(
@@ -438,8 +585,11 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		asm.StoreImm(asm.R0, recOff(2), 0, asm.Half),
 	)
 	for i, f := range t.Fields {
+		if f.String {
+			continue
+		}
 		sz, _ := sizeOf(f.Size)
-		off := recOff(8 + 8*i)
+		off := recOff(offs[i])
 		e.emit(
 			zeroDWord(asm.R0, off),
 			asm.LoadMem(asm.R1, rBuf, int16(area+histParamOff+8*i), asm.DWord),
@@ -447,10 +597,41 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		)
 	}
 	e.emit(asm.Mov.Reg(rBuf, asm.R0))
-	size := SynthRecordSize(len(t.Fields))
+	// The strings, from the generating record (at the saved rBuf): a
+	// static string fills its slot up to its NUL (strscpy), a dynamic
+	// one its area, its __data_loc word saying where and how long.
+	for i, f := range t.Fields {
+		if !f.String {
+			continue
+		}
+		e.emit(asm.LoadMem(rTmp9, asm.R10, stkSaveBuf, asm.DWord))
+		dst := offs[i]
+		if f.Dynamic {
+			dst = data[i]
+		}
+		if err := e.copyString(a.Params[i].Str, rTmp9, rBuf, recOff(dst), StrVarLen); err != nil {
+			return err
+		}
+		if f.Dynamic {
+			// R0 is the bytes copied, the NUL included (at least the
+			// NUL).
+			one := e.newLabel()
+			e.emit(
+				asm.JSGT.Imm(asm.R0, 0, one),
+				asm.Mov.Imm(asm.R0, 1),
+				asm.StoreImm(rBuf, recOff(dst), 0, asm.Byte),
+			)
+			e.mark(one)
+			e.emit(
+				asm.LSh.Imm(asm.R0, 16),
+				asm.Or.Imm(asm.R0, int32(dst)),
+				asm.StoreMem(rBuf, recOff(offs[i]), asm.R0, asm.Word),
+			)
+		}
+	}
 	// The synthetic event's own triggers and filter read its record.
 	ownFields, filterRec, scratch := e.ownFields, e.filterRec, e.p.ScratchSize
-	e.ownFields, e.filterRec, e.p.ScratchSize = false, size, SynthScratch(len(t.Fields))
+	e.ownFields, e.filterRec, e.p.ScratchSize = false, size, SynthScratch(t.Fields)
 	sarea := FilterScratch(size)
 	for _, sh := range t.Hists {
 		if err := e.hist(sh, size, sarea); err != nil {
@@ -470,6 +651,19 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		if err := e.filterStageTo(t.Filter, size, done); err != nil {
 			return err
 		}
+	}
+	if t.TracingOn != nil {
+		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+		if err := e.lookup(t.TracingOn, stkKey); err != nil {
+			return err
+		}
+		on := e.newLabel()
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, on),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 0, done),
+		)
+		e.mark(on)
 	}
 	if err := e.mapPtr(asm.R1, t.Ring); err != nil {
 		return err

@@ -170,6 +170,13 @@ type ProbeProgram struct {
 	// the program once the histograms are counted. Enabling and
 	// disabling an event with histograms then changes no program.
 	TraceSwitch asm.FDer
+	// Triggers are the event's trigger commands other than hist
+	// (triggers.go).
+	Triggers []*EventTrigger
+	// TracingOn, when set, is tracing_on: a BPF_MAP_TYPE_ARRAY of one
+	// u32, 0 while no record is written (traceon and traceoff triggers
+	// switch it).
+	TracingOn asm.FDer
 }
 
 // UprobeMaxData is the most a uprobe's arguments and strings may take
@@ -276,7 +283,10 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	// in the ring buffer, with no copy. Records with strings send only
 	// their used part (a bounded copy from the scratch value), and
 	// return probes with entry data keep it in the scratch value.
-	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0) && p.Filter == nil && len(p.Hists) == 0 && !p.NoTrace && p.TraceSwitch == nil
+	e.reserve = p.Layout.Strings == 0 && !(p.Return && len(p.Layout.EntrySlots) > 0) && p.Filter == nil && len(p.Hists) == 0 && !p.NoTrace && p.TraceSwitch == nil && len(p.Triggers) == 0
+	if err := p.checkTriggers(); err != nil {
+		return nil, err
+	}
 	e.emit(asm.Mov.Reg(rCtx, asm.R1))
 	if p.Cookie {
 		e.emit(
@@ -328,41 +338,94 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		)
 		e.mark(keep)
 	}
-	// The event's filter and histograms read the probe's own record.
+	// The event's filter, histograms and triggers read the probe's own
+	// record.
 	e.ownFields = true
+	size := p.Layout.RecordSize()
+	cond := p.condTriggers()
+	checkTracing := p.TracingOn != nil && !e.reserve
+	if cond && checkTracing {
+		// Whether the record is written is decided before any trigger
+		// runs (the kernel's reserve).
+		if err := e.sampleTracing(); err != nil {
+			return nil, err
+		}
+	}
 	if len(p.Hists) > 0 {
-		if err := e.histStage(p.Layout.RecordSize()); err != nil {
+		if err := e.histStage(size); err != nil {
 			return nil, err
 		}
 	}
-	if p.NoTrace {
-		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
-		return e.ins, nil
-	}
-	if p.TraceSwitch != nil {
-		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
-		if err := e.lookup(p.TraceSwitch, stkKey); err != nil {
+	post := ""
+	if cond {
+		if err := e.triggers(false, size); err != nil {
 			return nil, err
 		}
-		on := e.newLabel()
-		e.emit(
-			asm.JEq.Imm(asm.R0, 0, on), // no value: trace, as compiled
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-			asm.JNE.Imm(asm.R1, 0, on),
-			asm.Mov.Imm(asm.R0, 0),
-			asm.Return(),
-		)
-		e.mark(on)
-	}
-	if p.Filter != nil {
-		if err := e.filterStage(p.Filter, p.Layout.RecordSize()); err != nil {
-			return nil, err
+		for _, t := range p.Triggers {
+			if t.Kind.post() {
+				post = e.newLabel()
+			}
 		}
-	}
-	if err := e.output(); err != nil {
+	} else if err := e.allTriggers(size); err != nil {
+		// Nothing needs the record: every trigger runs before it.
 		return nil, err
 	}
-	return e.ins, nil
+	if !cond && checkTracing {
+		if err := e.sampleTracing(); err != nil {
+			return nil, err
+		}
+	}
+	// drop ends the hit without a record: the post triggers still run.
+	drop := func() {
+		if post != "" {
+			e.emit(asm.Ja.Label(post))
+			return
+		}
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	}
+	if p.NoTrace {
+		drop()
+	} else {
+		if p.TraceSwitch != nil {
+			e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+			if err := e.lookup(p.TraceSwitch, stkKey); err != nil {
+				return nil, err
+			}
+			on := e.newLabel()
+			e.emit(
+				asm.JEq.Imm(asm.R0, 0, on), // no value: trace, as compiled
+				asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+				asm.JNE.Imm(asm.R1, 0, on),
+			)
+			drop()
+			e.mark(on)
+		}
+		if p.Filter != nil {
+			if err := e.filterStageTo(p.Filter, size, post); err != nil {
+				return nil, err
+			}
+		}
+		if checkTracing {
+			on := e.newLabel()
+			e.emit(
+				asm.LoadMem(asm.R1, asm.R10, stkTracing, asm.DWord),
+				asm.JNE.Imm(asm.R1, 0, on),
+			)
+			drop()
+			e.mark(on)
+		}
+		if err := e.output(post); err != nil {
+			return nil, err
+		}
+	}
+	if post != "" {
+		e.mark(post)
+		if err := e.triggers(true, size); err != nil {
+			return nil, err
+		}
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	}
+	return e.program(), nil
 }
 
 // counter adds 1 to the probe's hits (field 0) or misses (field 8).
@@ -473,6 +536,20 @@ func (e *emitter) prologue() error {
 		}
 	}
 	if e.reserve {
+		if e.p.TracingOn != nil {
+			// tracing_on 0: nothing is reserved.
+			if err := e.sampleTracing(); err != nil {
+				return err
+			}
+			on := e.newLabel()
+			e.emit(
+				asm.LoadMem(asm.R1, asm.R10, stkTracing, asm.DWord),
+				asm.JNE.Imm(asm.R1, 0, on),
+				asm.Mov.Imm(asm.R0, 0),
+				asm.Return(),
+			)
+			e.mark(on)
+		}
 		if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
 			return err
 		}
@@ -777,8 +854,16 @@ func (e *emitter) wakeupFlag(dst asm.Register, reserved bool) {
 	e.mark(flags)
 }
 
-// output sends the record and counts a miss when the ring buffer is full.
-func (e *emitter) output() error {
+// output sends the record and counts a miss when the ring buffer is full,
+// then ends the program, or goes on at next when it is not "".
+func (e *emitter) output(next string) error {
+	end := func() {
+		if next != "" {
+			e.emit(asm.Ja.Label(next))
+			return
+		}
+		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	}
 	if err := e.mapPtr(asm.R1, e.maps.Ring); err != nil {
 		return err
 	}
@@ -791,9 +876,8 @@ func (e *emitter) output() error {
 		e.emit(
 			asm.Mov.Reg(asm.R1, rBuf),
 			asm.FnRingbufSubmit.Call(),
-			asm.Mov.Imm(asm.R0, 0),
-			asm.Return(),
 		)
+		end()
 		return nil
 	}
 	done := e.newLabel()
@@ -824,6 +908,6 @@ func (e *emitter) output() error {
 		return err
 	}
 	e.mark(done)
-	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	end()
 	return nil
 }

@@ -29,6 +29,15 @@ type TracepointHist struct {
 	Scratch     asm.FDer
 	ScratchSize int
 	Hists       []*Hist
+	// Triggers and TracingOn are as ProbeProgram's.
+	Triggers  []*EventTrigger
+	TracingOn asm.FDer
+	// Ring, when set, also traces the event (it is in soft mode): when
+	// Switch (one u32) is on and tracing is on, the record goes there
+	// after a SynthHeader-format header carrying Num.
+	Ring   asm.FDer
+	Switch asm.FDer
+	Num    uint32
 }
 
 // CompileTracepointHist returns the program of p.
@@ -44,8 +53,14 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		}
 	}
 	e := &emitter{
-		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists},
+		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn},
 		maps: &Maps{Scratch: p.Scratch},
+	}
+	if err := e.p.checkTriggers(); err != nil {
+		return nil, err
+	}
+	if p.Ring != nil && p.Switch == nil {
+		return nil, fmt.Errorf("fetchargs: compile: a traced static event without its switch")
 	}
 	e.emit(
 		asm.Mov.Reg(rCtx, asm.R1),
@@ -86,9 +101,77 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 	)
 	e.mark(copied)
 	e.recordCommon(p.Type)
-	if err := e.histStage(p.Size); err != nil {
+	if err := e.staticTail(p); err != nil {
 		return nil, err
 	}
+	return e.program(), nil
+}
+
+// staticTail emits what follows a static event's record: its histograms
+// and triggers in the kernel's order (see triggers.go) and, when it is
+// traced, its record.
+func (e *emitter) staticTail(p *TracepointHist) error {
+	cond := e.p.condTriggers()
+	traced := p.Ring != nil
+	if cond && traced {
+		if err := e.sampleTracing(); err != nil {
+			return err
+		}
+	}
+	if len(p.Hists) > 0 {
+		if err := e.histStage(p.Size); err != nil {
+			return err
+		}
+	}
+	if cond {
+		if err := e.triggers(false, p.Size); err != nil {
+			return err
+		}
+	} else {
+		if err := e.allTriggers(p.Size); err != nil {
+			return err
+		}
+		if traced {
+			if err := e.sampleTracing(); err != nil {
+				return err
+			}
+		}
+	}
+	post := e.newLabel()
+	if traced {
+		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+		if err := e.lookup(p.Switch, stkKey); err != nil {
+			return err
+		}
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, post),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 0, post),
+			asm.LoadMem(asm.R1, asm.R10, stkTracing, asm.DWord),
+			asm.JEq.Imm(asm.R1, 0, post),
+			// The static events' header: the read's result (0), the
+			// event's number and the task's pid.
+			asm.StoreImm(rBuf, 12, 0, asm.Word),
+			asm.StoreImm(rBuf, 32, int64(p.Num), asm.Word),
+			asm.LoadMem(asm.R1, asm.R10, stkPidTgid, asm.DWord),
+			asm.StoreMem(rBuf, 36, asm.R1, asm.Word),
+		)
+		if err := e.mapPtr(asm.R1, p.Ring); err != nil {
+			return err
+		}
+		e.emit(
+			asm.Mov.Reg(asm.R2, rBuf),
+			asm.Mov.Imm(asm.R3, int32(SynthHeader+p.Size)),
+			asm.Mov.Imm(asm.R4, bpfRbNoWakeup),
+			asm.FnRingbufOutput.Call(),
+		)
+	}
+	e.mark(post)
+	if cond {
+		if err := e.triggers(true, p.Size); err != nil {
+			return err
+		}
+	}
 	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
-	return e.ins, nil
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ktrace-dev/ktrace/bpfcode"
@@ -144,7 +145,7 @@ func openHists(ts []*Triggers) (map[*events.Event]tracer.EventOptions, error) {
 					closeHists(ts)
 					return nil, err
 				}
-				if len(h.Synthetics) > 0 {
+				if slices.ContainsFunc(h.Synthetics, func(s string) bool { return s != "" }) {
 					h.Close()
 					closeHists(ts)
 					return nil, fmt.Errorf("trigger %s/%s:%s: a recording generates no synthetic events (ktrace sh and mount do): %w", t.Event.Group, t.Event.Name, tr.Line(), bpfcode.ErrHistUnsupported)

@@ -350,6 +350,11 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		// Hits from before the write are recorded or not by the old
 		// setting.
 		f.sync()
+		if tb, ok := f.b.(TracingBackend); ok {
+			if err := tb.SetTracingOn(v != 0); err != nil {
+				return 0, err
+			}
+		}
 		f.mu.Lock()
 		f.tracingOn = v != 0
 		f.mu.Unlock()
@@ -459,6 +464,14 @@ func parseUlong(p []byte) (uint64, error) {
 // content generates a readable file's text.
 func (f *FS) content(n node) string {
 	switch n.kind {
+	case nEventsEnable, nGroupEnable, nEvEnable, nEvTrigger, nSetEvent:
+		// Triggers may have switched events and used up counts where
+		// the events happen.
+		if ts, ok := f.b.(TriggerStater); ok {
+			f.setStaticStates(ts.SyncTriggerState())
+		}
+	}
+	switch n.kind {
 	case nReadme:
 		return f.texts.readme
 	case nKprobeEvents, nDynamicEvents, nSyntheticEvents, nUprobeEvents:
@@ -474,9 +487,7 @@ func (f *FS) content(n node) string {
 	case nTracePipe:
 		return ""
 	case nTracingOn:
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.tracingOn {
+		if f.tracingOnNow() {
 			return "1\n"
 		}
 		return "0\n"

@@ -328,8 +328,13 @@ func (f *FS) writeMarker(pid int, p []byte) (int, error) {
 	comm, cpu := taskInfo(pid)
 	line := fmt.Sprintf(" [%03d] ..... %5d.%06d: tracing_mark_write: %s", cpu, ns/1e9, ns%1e9/1e3, text)
 	f.sync()
+	on := f.tracingOnNow()
 	f.mu.Lock()
-	on := f.tracingOn && f.pausers == 0
+	on = on && f.pausers == 0
+	if on {
+		// A trigger may have turned tracing on where the event happened.
+		f.tracingOn = true
+	}
 	f.mu.Unlock()
 	if !on {
 		return 0, syscall.EBADF

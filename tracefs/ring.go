@@ -132,12 +132,33 @@ func withNewline(b []byte) string {
 	return s
 }
 
-// record adds e unless tracing is off or paused by a reader of trace
-// (options/pause-on-trace); a task entry also saves its pid's command.
-func (f *FS) record(e traceEntry, comm string) bool {
+// TracingBackend is a backend whose programs honour tracing_on
+// themselves (a traceon or traceoff trigger switches it where the event
+// happens): the tracing_on file reads and writes the backend's switch,
+// and the records it passes on were written while it was on.
+type TracingBackend interface {
+	SetTracingOn(on bool) error
+	TracingOn() bool
+}
+
+// tracingOnNow is tracing_on: the backend's switch where it keeps one.
+func (f *FS) tracingOnNow() bool {
+	if tb, ok := f.b.(TracingBackend); ok {
+		return tb.TracingOn()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.tracingOn || f.pausers > 0 {
+	return f.tracingOn
+}
+
+// record adds e unless tracing is off or paused by a reader of trace
+// (options/pause-on-trace); a task entry also saves its pid's command.
+// A TracingBackend's records were written while tracing was on.
+func (f *FS) record(e traceEntry, comm string) bool {
+	_, backendOn := f.b.(TracingBackend)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if (!f.tracingOn && (!backendOn || e.marker)) || f.pausers > 0 {
 		return false
 	}
 	if e.task && !e.marker && !f.pidTraced(e.pid) {

@@ -145,6 +145,22 @@ type StaticTracer interface {
 	SetStaticEnabled(ev StaticEvent, on bool) error
 }
 
+// setStaticStates records the enable state of static events that the
+// backend's triggers switched ("SYSTEM/EVENT").
+func (f *FS) setStaticStates(on map[string]bool) {
+	if len(on) == 0 {
+		return
+	}
+	s := f.statics()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for name, v := range on {
+		if i, ok := s.index[name]; ok {
+			s.on[i] = v
+		}
+	}
+}
+
 // setStaticEnabled enables or disables a static event: through the
 // backend where it traces them, else as state kept and read back.
 func (f *FS) setStaticEnabled(group, name string, on bool) error {

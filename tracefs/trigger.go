@@ -35,6 +35,15 @@ type HistBackend interface {
 	HistSort() trigger.SortVariant
 }
 
+// TriggerStater is a backend whose programs run trigger commands: before
+// an enable or trigger file is read, it writes what they changed (soft
+// mode events switched on or off by enable_event and disable_event, the
+// counts left) back into the events and trigger lists, and returns the
+// enable state of the static events they switch ("SYSTEM/EVENT").
+type TriggerStater interface {
+	SyncTriggerState() (static map[string]bool)
+}
+
 // SoftModer is a backend whose events' removal depends on soft mode
 // (events.Event.Soft).
 type SoftModer interface {
@@ -300,6 +309,11 @@ func (f *FS) triggerEvent(e EventInfo, evs []EventInfo) *trigger.Event {
 
 // writeTrigger is one write(2) to an event's trigger file.
 func (f *FS) writeTrigger(n node, p []byte) (int, error) {
+	// The write starts from what the programs' triggers did (counts,
+	// paused histograms).
+	if ts, ok := f.b.(TriggerStater); ok {
+		f.setStaticStates(ts.SyncTriggerState())
+	}
 	evs := f.events()
 	e, ok := findEvent(evs, n.group, n.event)
 	if !ok {

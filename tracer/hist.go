@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ktrace-dev/ktrace/bpfcode"
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/trigger"
 )
 
@@ -20,8 +21,8 @@ import (
 // Hist is one histogram: its maps, and the program part that counts into
 // them (Spec, given to Config.EventOptions or AttachEvent).
 type Hist struct {
-	m, counts *ebpf.Map
-	nvals     int
+	m, counts, pause *ebpf.Map
+	nvals            int
 	// Spec is what a probe's program needs to count into the histogram.
 	// The targets of its actions (Spec.Actions[i].Target) are set by
 	// whoever attaches it: Synthetics names them.
@@ -48,6 +49,9 @@ func NewHist(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (h *Hist, err
 	if h.counts, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_histc", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.HistCountSize, MaxEntries: 1}); err != nil {
 		return nil, fmt.Errorf("tracer: creating a histogram's counts: %w", err)
 	}
+	if h.pause, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_histp", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}); err != nil {
+		return nil, fmt.Errorf("tracer: creating a histogram's pause switch: %w", err)
+	}
 	if h.m, err = ebpf.NewMap(&ebpf.MapSpec{
 		Name:       "ktrace_hist",
 		Type:       ebpf.Hash,
@@ -57,7 +61,10 @@ func NewHist(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (h *Hist, err
 	}); err != nil {
 		return nil, fmt.Errorf("tracer: creating a histogram map: %w", err)
 	}
-	spec.Map, spec.Counts = h.m, h.counts
+	spec.Map, spec.Counts, spec.Pause = h.m, h.counts, h.pause
+	if err := h.SetPaused(t.Paused); err != nil {
+		return nil, err
+	}
 	if len(spec.Actions) == 0 {
 		if err := bpfcode.CheckHist(spec); err != nil {
 			return nil, fmt.Errorf("tracer: %s: %w", t.Line(), err)
@@ -127,20 +134,46 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 		spec.Vars = append(spec.Vars, e)
 	}
 	var synths []string
-	for _, a := range h.Actions {
-		if !a.IsOnMatch() || !a.IsTrace() {
-			return nil, nil, unsupported("onmax, onchange, save and snapshot handlers")
+	tracks, saves := h.Tracks()
+	spec.NTrack = len(tracks)
+	for _, sv := range saves {
+		e, err := x.param(sv)
+		if err != nil {
+			return nil, nil, unsupported(fmt.Sprintf("save(%s): %v", sv.Var, err))
 		}
-		act := &bpfcode.HistAction{}
-		for _, p := range a.ParamFields() {
-			e, err := x.param(p)
-			if err != nil {
-				return nil, nil, unsupported(fmt.Sprintf("parameter: %v", err))
+		spec.Saves = append(spec.Saves, e)
+	}
+	for _, a := range h.Actions {
+		if a.IsSnapshot() {
+			return nil, nil, unsupported("snapshot() actions")
+		}
+		act := &bpfcode.HistAction{Save: a.IsSave()}
+		if a.IsOnMax() || a.IsOnChange() {
+			act.Track, act.TrackIdx = '!', slices.Index(tracks, a)
+			if a.IsOnMax() {
+				act.Track = '>'
 			}
-			act.Params = append(act.Params, e)
+			ref, err := x.param(a.Tracked())
+			if err != nil || ref.Ref == 0 {
+				return nil, nil, unsupported(fmt.Sprintf("the variable onmax() or onchange() follows: %v", err))
+			}
+			act.TrackRef = ref.Ref
+		}
+		if a.IsTrace() {
+			for _, p := range a.ParamFields() {
+				e, err := x.param(p)
+				if err != nil {
+					return nil, nil, unsupported(fmt.Sprintf("parameter: %v", err))
+				}
+				act.Params = append(act.Params, e)
+			}
 		}
 		spec.Actions = append(spec.Actions, act)
-		synths = append(synths, a.Synthetic())
+		synth := ""
+		if a.IsTrace() {
+			synth = a.Synthetic()
+		}
+		synths = append(synths, synth)
 	}
 	return spec, synths, nil
 }
@@ -239,6 +272,14 @@ func (x *exprs) expr(f *trigger.HistField, self bool) (*bpfcode.HistExpr, error)
 // trigger's reference to it, or a field of the event.
 func (x *exprs) param(p *trigger.HistField) (*bpfcode.HistExpr, error) {
 	if p.Owner() == nil {
+		if p.IsString() || (p.Field != nil && p.Field.Class != filter.Numeric && p.Field.Class != filter.PtrString) {
+			// A string field of the event, copied into a synthetic
+			// event's string field.
+			if p.Field == nil || p.IsComputed() {
+				return nil, fmt.Errorf("string %s", p.Var)
+			}
+			return &bpfcode.HistExpr{Str: p.Field}, nil
+		}
 		return x.expr(p, false)
 	}
 	for i, r := range x.h.Refs() {
@@ -248,6 +289,32 @@ func (x *exprs) param(p *trigger.HistField) (*bpfcode.HistExpr, error) {
 	}
 	return nil, fmt.Errorf("$%s without a reference", p.Var)
 }
+
+// SetPaused pauses the histogram (its programs count nothing) or lets it
+// count again.
+func (h *Hist) SetPaused(on bool) error {
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	if err := h.pause.Put(uint32(0), v); err != nil {
+		return fmt.Errorf("tracer: pausing a histogram: %w", err)
+	}
+	return nil
+}
+
+// Paused reads whether the histogram is paused (an enable_hist or
+// disable_hist trigger may have changed it).
+func (h *Hist) Paused() (bool, error) {
+	var v uint32
+	if err := h.pause.Lookup(uint32(0), &v); err != nil {
+		return false, fmt.Errorf("tracer: reading a histogram's pause switch: %w", err)
+	}
+	return v != 0, nil
+}
+
+// PauseSwitch is the map Spec.Pause names.
+func (h *Hist) PauseSwitch() *ebpf.Map { return h.pause }
 
 // resetCounts zeroes the histogram's hits and drops on every CPU.
 func (h *Hist) resetCounts() error {
@@ -279,7 +346,25 @@ func (h *Hist) Table() (*trigger.Table, error) {
 		for i := 0; i <= h.nvals; i++ {
 			e.Sums = append(e.Sums, binary.LittleEndian.Uint64(val[8*i:]))
 		}
-		comm := val[h.Spec.Layout().CommOff():][:16]
+		lay := h.Spec.Layout()
+		for i := range lay.NTrack {
+			e.Track = append(e.Track, binary.LittleEndian.Uint64(val[lay.TrackOff(i):]))
+		}
+		for i, str := range lay.Saves {
+			at := val[lay.SaveOff(i):]
+			if !str {
+				e.Saved = append(e.Saved, binary.LittleEndian.Uint64(at))
+				e.SavedStr = append(e.SavedStr, "")
+				continue
+			}
+			at = at[:bpfcode.StrVarLen]
+			if j := bytes.IndexByte(at, 0); j >= 0 {
+				at = at[:j]
+			}
+			e.Saved = append(e.Saved, 0)
+			e.SavedStr = append(e.SavedStr, string(at))
+		}
+		comm := val[lay.CommOff():][:16]
 		if i := bytes.IndexByte(comm, 0); i >= 0 {
 			comm = comm[:i]
 		}
@@ -320,7 +405,7 @@ func (h *Hist) Clear() error {
 // keep them until they are detached.
 func (h *Hist) Close() error {
 	var errs []error
-	for _, m := range []**ebpf.Map{&h.m, &h.counts} {
+	for _, m := range []**ebpf.Map{&h.m, &h.counts, &h.pause} {
 		if *m != nil {
 			errs = append(errs, (*m).Close())
 			*m = nil

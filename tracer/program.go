@@ -46,6 +46,9 @@ type Probe struct {
 	NoTrace bool
 	// TraceSwitch is bpfcode.ProbeProgram.TraceSwitch (nil: none).
 	TraceSwitch asm.FDer
+	// Triggers and TracingOn are bpfcode.ProbeProgram's.
+	Triggers  []*bpfcode.EventTrigger
+	TracingOn asm.FDer
 }
 
 // Source is the dynamic event an event probe is attached to, at one of its
@@ -341,6 +344,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 	}
 	pp.Filter = pr.Event.Filter
 	pp.Hists, pp.NoTrace, pp.TraceSwitch = pr.Hists, pr.NoTrace, pr.TraceSwitch
+	pp.Triggers, pp.TracingOn = pr.Triggers, pr.TracingOn
 	if att := pr.Event.Attached; pr.Event.Kind == events.Eprobe && att != nil {
 		pp.EventRecord, pp.EventFields, pp.IP = true, att.Fields, 0
 		// Checked in the VM: 6.1.192 reads a "char *" field's pointer,
@@ -379,7 +383,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		pr.Entry = progSpec(name+"_e", ent)
 	}
 	pr.Info = bpfcode.ProbeInfo{IP: pp.IP, EventID: uint64(pr.Event.ID)}
-	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && len(pp.Hists) == 0 && !pp.NoTrace && pp.TraceSwitch == nil && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || entryKprobe(m, pr, args)) {
+	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && len(pp.Hists) == 0 && len(pp.Triggers) == 0 && !pp.NoTrace && pp.TraceSwitch == nil && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || entryKprobe(m, pr, args)) {
 		if pr.Info.IP == 0 {
 			// __probe_func of an fexit: the function's address, what
 			// bpf_get_func_ip gives the unshared program.

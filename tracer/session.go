@@ -111,11 +111,7 @@ func Open(cfg Config) (s *Session, err error) {
 	}
 	for _, pr := range plan.Probes {
 		pr.setOptions(cfg.EventOptions[pr.Event])
-		if len(pr.Hists) > 0 {
-			need := bpfcode.HistScratch(pr.Layout.RecordSize())
-			if pr.Source != nil {
-				need += bpfcode.SourceAreaSize(pr.Source.Layout)
-			}
+		if need := pr.scratchNeed(); need > 0 {
 			if need > maxScratch {
 				return nil, fmt.Errorf("tracer: %s/%s: its record is too large for a histogram", pr.Event.Group, pr.Event.Name)
 			}
@@ -221,6 +217,11 @@ type EventOptions struct {
 	// TraceSwitch, when set, decides at run time whether hits are traced
 	// (bpfcode.ProbeProgram.TraceSwitch): an array map of one u32.
 	TraceSwitch *ebpf.Map
+	// Triggers are the event's trigger commands other than hist
+	// (bpfcode.ProbeProgram.Triggers); TracingOn is tracing_on
+	// (bpfcode.ProbeProgram.TracingOn), nil: always on.
+	Triggers  []*bpfcode.EventTrigger
+	TracingOn *ebpf.Map
 }
 
 // AttachEvent is Attach for one event whose programs also count into
@@ -240,6 +241,29 @@ func (pr *Probe) setOptions(o EventOptions) {
 	if o.TraceSwitch != nil {
 		pr.TraceSwitch = o.TraceSwitch
 	}
+	pr.Triggers = o.Triggers
+	pr.TracingOn = nil
+	if o.TracingOn != nil {
+		pr.TracingOn = o.TracingOn
+	}
+}
+
+// scratchNeed is what the probe's histograms and triggers' filters need
+// of the scratch value (0: nothing beyond the plan's).
+func (pr *Probe) scratchNeed() int {
+	need := 0
+	if len(pr.Hists) > 0 {
+		need = bpfcode.HistScratch(pr.Layout.RecordSize())
+	}
+	for _, t := range pr.Triggers {
+		if t.Filter != nil {
+			need = max(need, bpfcode.FilterScratch(pr.Layout.RecordSize()))
+		}
+	}
+	if need > 0 && pr.Source != nil {
+		need += bpfcode.SourceAreaSize(pr.Source.Layout)
+	}
+	return need
 }
 
 // attachPlan compiles and attaches plan's probes as a new group. Its

@@ -340,10 +340,12 @@ func TestEprobeFilterVerifier(t *testing.T) {
 		`e:ep/d sched.sched_process_exec fn=$filename:string if filename == "/bin/workload" && CPU == 0`,
 		`e:ep/e kmem.kfree if call_site.function == kfree_rcu_work || common_type == 1`,
 		`e:ep/f sched.sched_process_exec if filename ~ "/bin/*"`,
+		`e:ep/h sched.sched_switch if prev_comm ~ "k*r" || next_comm ~ "[a-c]?[!x]*"`,
+		`e:ep/i sched.sched_process_exec if filename ~ "/b?n/*[ab]*"`,
+		`e:ep/j sched.sched_process_exec if filename ~ "*bin*" && !(filename ~ "*/[s]*")`,
 	}
 	refused := []string{
 		`e:ep/g sched.sched_switch if common_preempt_count == 0`,
-		`e:ep/h sched.sched_switch if prev_comm ~ "k*r"`,
 	}
 	build := func(line string) []*events.Event {
 		t.Helper()

@@ -84,6 +84,10 @@ type Action struct {
 	saveNames []string
 	// params are a trace action's parameters as checked (ParamFields).
 	params []*HistField
+	// saves are the field variables save() made (SaveFields); track is
+	// the variable onmax() or onchange() follows (Tracked).
+	saves []*HistField
+	track *HistField
 }
 
 // print is print_onmatch_spec and print_track_data_spec.
@@ -276,6 +280,7 @@ func (p *histParser) createActions(h *Hist) Result {
 			if v == nil {
 				return p.fail(syscall.EINVAL, histErrOnxVarNotFound, p.errpos(name))
 			}
+			a.track = v
 			if p.newRef(v, "", "", false) == nil {
 				return p.errno(syscall.ENOMEM)
 			}
@@ -308,6 +313,7 @@ func (p *histParser) createActions(h *Hist) Result {
 					return p.errno(r.Errno)
 				}
 				a.saveNames = append(a.saveNames, v.Var)
+				a.saves = append(a.saves, v)
 			}
 			saved = len(a.Params) > 0
 		}

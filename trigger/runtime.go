@@ -64,3 +64,33 @@ func (a *Action) Synthetic() string { return a.synth }
 // (of this trigger or another, read through a reference of this trigger)
 // or a field variable of this event.
 func (a *Action) ParamFields() []*HistField { return a.params }
+
+// IsOnMax, IsOnChange: the onmax() and onchange() handlers; IsSave,
+// IsSnapshot: the save() and snapshot() actions.
+func (a *Action) IsOnMax() bool    { return a.Handler == handlerOnMax }
+func (a *Action) IsOnChange() bool { return a.Handler == handlerOnChange }
+func (a *Action) IsSave() bool     { return a.Kind == actionSave }
+func (a *Action) IsSnapshot() bool { return a.Kind == actionSnapshot }
+
+// Tracked is the variable onmax() or onchange() follows (nil for
+// onmatch()).
+func (a *Action) Tracked() *HistField { return a.track }
+
+// SaveFields are the event fields save() keeps, as variables of the
+// trigger (the hist file names them so).
+func (a *Action) SaveFields() []*HistField { return a.saves }
+
+// Tracks lists the trigger's onmax() and onchange() handlers other than
+// snapshot(), whose entries show a tracked value (Entry.Track, in this
+// order), and saves is whether one of them saves fields (Entry.Saved).
+func (h *Hist) Tracks() (tracks []*Action, saves []*HistField) {
+	for _, a := range h.Actions {
+		if (a.Handler == handlerOnMax || a.Handler == handlerOnChange) && a.Kind != actionSnapshot {
+			tracks = append(tracks, a)
+		}
+		if a.Kind == actionSave {
+			saves = a.saves
+		}
+	}
+	return tracks, saves
+}

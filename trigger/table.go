@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -59,6 +60,13 @@ type Entry struct {
 	// Comm is the command of the task whose hit created the entry
 	// ("<idle>" for the idle task), which common_pid.execname prints.
 	Comm string
+	// Track are the values the onmax() and onchange() handlers follow
+	// (Hist.Tracks), Saved the fields save() kept.
+	Track []uint64
+	Saved []uint64
+	// SavedStr are the saved strings (a string field's place in Saved
+	// holds 0).
+	SavedStr []string
 }
 
 // Table is a histogram's state: its entries and totals.
@@ -205,6 +213,35 @@ func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, names N
 			fmt.Fprintf(b, " %s: %10x", v.name(), sum)
 		default:
 			fmt.Fprintf(b, " %s: %10d", v.name(), sum)
+		}
+	}
+	// print_actions: each onmax() or onchange() handler's value, and
+	// the fields save() kept, after each.
+	tracks, saves := h.Tracks()
+	for i, a := range tracks {
+		var v uint64
+		if i < len(e.Track) {
+			v = e.Track[i]
+		}
+		if a.Handler == handlerOnMax {
+			fmt.Fprintf(b, "\n\tmax: %10d", v)
+		} else {
+			fmt.Fprintf(b, "\n\tchanged: %10d", v)
+		}
+		for j, sv := range saves {
+			if sv.Flags&flString != 0 || (sv.Field != nil && sv.Field.Class != filter.Numeric && sv.Field.Class != filter.PtrString) {
+				str := ""
+				if j < len(e.SavedStr) {
+					str = e.SavedStr[j]
+				}
+				fmt.Fprintf(b, "  %s: %-32s", sv.Var, str)
+				continue
+			}
+			var x uint64
+			if j < len(e.Saved) {
+				x = e.Saved[j]
+			}
+			fmt.Fprintf(b, "  %s: %10d", sv.Var, x)
 		}
 	}
 	b.WriteByte('\n')

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 
 	"github.com/cilium/ebpf"
@@ -63,17 +64,20 @@ var _ tracefs.HistBackend = (*Backend)(nil)
 func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var list []*trigger.Trigger
+	var list, cmds []*trigger.Trigger
 	for _, t := range l.Triggers {
 		if t.Hist == nil {
-			// The other commands act on the tracer's state (tracing_on,
-			// soft-disable flags, snapshots, stack entries), which the
-			// programs do not drive.
-			return b.refuse(group, name, fmt.Errorf("%s triggers: %w", t.Cmd, tracer.ErrNotSupported))
+			cmds = append(cmds, t)
+			continue
 		}
 		list = append(list, t)
 	}
 	ev := b.R.Event(group, name)
+	if len(cmds) > 0 && ev != nil && ev.Kind == events.Synthetic {
+		// A synthetic event's records are written by the programs
+		// that generate it, which run its hist triggers only.
+		return b.refuse(group, name, fmt.Errorf("%s triggers on a synthetic event: %w", cmds[0].Cmd, tracer.ErrNotSupported))
+	}
 	var se *tracefs.StaticEvent
 	var key evID
 	switch {
@@ -123,8 +127,11 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	var dropSwitch *ebpf.Map
 	synthetic := ev != nil && ev.Kind == events.Synthetic
 	if se == nil && !synthetic {
+		// An event with triggers is attached in soft mode, as is the
+		// target of an enable_event or disable_event trigger.
+		soft := len(list) > 0 || len(cmds) > 0 || b.targeted(key)
 		switch sw := st.switches[key]; {
-		case len(list) > 0 && sw == nil:
+		case soft && sw == nil:
 			m, err := newTraceSwitch()
 			if err != nil {
 				st.events[key] = old
@@ -132,10 +139,20 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 				return b.refuse(group, name, err)
 			}
 			st.switches[key] = m
-		case len(list) == 0 && sw != nil:
+		case !soft && sw != nil:
 			dropSwitch = sw
 			delete(st.switches, key)
 		}
+	}
+	commit := func() {}
+	if !synthetic {
+		c, err := b.setCommands(key, cmds)
+		if err != nil {
+			st.events[key] = old
+			undo()
+			return b.refuse(group, name, err)
+		}
+		commit = c
 	}
 	defer func() {
 		if dropSwitch != nil {
@@ -158,9 +175,13 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 		apply()
 		return err
 	}
+	commit()
 	keep := map[*trigger.Trigger]bool{}
 	for _, t := range list {
 		keep[t] = true
+		if err := st.of[t].SetPaused(t.Paused); err != nil && b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: %s/%s: %v\n", group, name, err)
+		}
 		if t.Clears != st.clears[t] {
 			st.clears[t] = t.Clears
 			if err := st.of[t].Clear(); err != nil && b.warn != nil {
@@ -175,6 +196,9 @@ func (b *Backend) SetTriggers(group, name string, l *trigger.List) error {
 	}
 	if len(list) == 0 {
 		delete(st.events, key)
+	}
+	if err := b.retarget(key); err != nil && b.warn != nil {
+		fmt.Fprintf(b.warn, "ktrace: %s/%s: %v\n", group, name, err)
 	}
 	return nil
 }
@@ -256,11 +280,12 @@ func (st *histState) release(t *trigger.Trigger) {
 }
 
 // activeHists are the histograms an event's programs count into: its hist
-// triggers that are not paused. Called with mu held.
+// triggers, paused ones included (their pause switch stops them, which an
+// enable_hist trigger may flip). Called with mu held.
 func (b *Backend) activeHists(key evID) []*tracer.Hist {
 	var out []*tracer.Hist
 	for _, t := range b.hists.events[key] {
-		if h := b.hists.of[t]; h != nil && !t.Paused {
+		if h := b.hists.of[t]; h != nil && !slices.Contains(out, h) {
 			out = append(out, h)
 		}
 	}

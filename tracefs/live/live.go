@@ -66,6 +66,13 @@ type Backend struct {
 	// synths are the synthetic events hist actions generate, by name
 	// (synth.go). Guarded by mu.
 	synths map[string]*synthOut
+	// trig are the trigger commands other than hist, tracingOn is
+	// tracing_on (triggers.go). Guarded by mu.
+	trig      trigState
+	tracingOn tracingSwitch
+	// staticOn is which static events are enabled ("SYSTEM/EVENT"), as
+	// tracefs last said or a trigger switched them. Guarded by mu.
+	staticOn map[string]bool
 }
 
 // evID names one event for as long as it exists: its serial, which no
@@ -240,7 +247,7 @@ func (b *Backend) reattach(ev *events.Event, trace bool) error {
 	key := evID{ev.Group, ev.Name, ev.Serial}
 	b.detach(key)
 	hists := b.activeHists(key)
-	if !trace && len(hists) == 0 {
+	if !trace && len(hists) == 0 && len(b.trig.of[key]) == 0 && !b.targeted(key) {
 		return nil
 	}
 	if err := b.fillTargets(hists); err != nil {
@@ -250,6 +257,16 @@ func (b *Backend) reattach(ev *events.Event, trace bool) error {
 		return fmt.Errorf("attach %s/%s: %w", ev.Group, ev.Name, attachErrno(err))
 	}
 	opts := tracer.EventOptions{Hists: hists, NoTrace: !trace}
+	var err error
+	if opts.TracingOn, err = b.tracing(); err == nil {
+		opts.Triggers, err = b.eventTriggers(key)
+	}
+	if err != nil {
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", ev.Group, ev.Name, err)
+		}
+		return fmt.Errorf("attach %s/%s: %w", ev.Group, ev.Name, attachErrno(err))
+	}
 	if sw := b.hists.switches[key]; sw != nil {
 		if err := setSwitch(sw, trace); err != nil {
 			return err
@@ -399,6 +416,7 @@ func (b *Backend) Close() {
 		b.detach(key)
 	}
 	b.closeHists()
+	b.closeTriggers()
 	b.mu.Unlock()
 	b.smu.Lock()
 	sess, stop, done := b.sess, b.pumpStop, b.pumpDone

@@ -63,12 +63,14 @@ type staticEvent struct {
 
 // staticTracer holds the static events' ring buffer, reader and programs.
 type staticTracer struct {
-	mu     sync.Mutex
-	ring   *ebpf.Map
-	rd     *ringbuf.Reader
-	byNum  map[uint32]*staticEvent
-	byName map[string]*staticEvent
-	next   uint32
+	mu   sync.Mutex
+	ring *ebpf.Map
+	// tracing is tracing_on (triggers.go), which the programs read.
+	tracing *ebpf.Map
+	rd      *ringbuf.Reader
+	byNum   map[uint32]*staticEvent
+	byName  map[string]*staticEvent
+	next    uint32
 	// progs are the programs by the record size they copy (a power of
 	// two): events share them, the attach cookie telling them apart.
 	progs map[int]*ebpf.Program
@@ -85,6 +87,31 @@ type staticTracer struct {
 func (b *Backend) SetStaticEnabled(se tracefs.StaticEvent, on bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	name := se.System + "/" + se.Name
+	if b.staticOn == nil {
+		b.staticOn = map[string]bool{}
+	}
+	was := b.staticOn[name]
+	b.staticOn[name] = on
+	key := evID{se.System, se.Name, staticSerial}
+	if b.hists.static[key] != nil {
+		// In soft mode: its program traces it when its switch is on.
+		if err := setSwitch(b.hists.switches[key], on); err != nil {
+			b.staticOn[name] = was
+			return b.staticFail(se, err)
+		}
+		return nil
+	}
+	if err := b.staticPlain(se, on); err != nil {
+		b.staticOn[name] = was
+		return err
+	}
+	return nil
+}
+
+// staticPlain attaches (on) or detaches the program that traces static
+// event se when it is not in soft mode. Called with mu held.
+func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 	st, err := b.staticTracer()
 	if err != nil {
 		return b.staticFail(se, err)
@@ -160,7 +187,7 @@ func (st *staticTracer) program(size int) (*ebpf.Program, error) {
 	if p := st.progs[n]; p != nil {
 		return p, nil
 	}
-	p, err := staticProgram(st.ring, n, os.Getpid())
+	p, err := staticProgram(st.ring, st.tracing, n, os.Getpid())
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +234,13 @@ func (b *Backend) staticTracer() (*staticTracer, error) {
 		ring.Close()
 		return nil, fmt.Errorf("reading the static events' ring buffer: %w", err)
 	}
-	st := &staticTracer{ring: ring, rd: rd, byNum: map[uint32]*staticEvent{}, progs: map[int]*ebpf.Program{}, byName: map[string]*staticEvent{}, done: make(chan struct{})}
+	tracing, err := b.tracing()
+	if err != nil {
+		rd.Close()
+		ring.Close()
+		return nil, err
+	}
+	st := &staticTracer{ring: ring, rd: rd, tracing: tracing, byNum: map[uint32]*staticEvent{}, progs: map[int]*ebpf.Program{}, byName: map[string]*staticEvent{}, done: make(chan struct{})}
 	b.static = st
 	go b.staticPump(st)
 	return st, nil
@@ -216,7 +249,7 @@ func (b *Backend) staticTracer() (*staticTracer, error) {
 // staticProgram copies size bytes of the record after the header.
 // The header carries the attach cookie; records of the process self are
 // dropped.
-func staticProgram(ring *ebpf.Map, size int, self int) (*ebpf.Program, error) {
+func staticProgram(ring, tracing *ebpf.Map, size int, self int) (*ebpf.Program, error) {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		// ktrace's own events are dropped here: its reading of the ring
@@ -225,7 +258,22 @@ func staticProgram(ring *ebpf.Map, size int, self int) (*ebpf.Program, error) {
 		asm.Mov.Reg(asm.R8, asm.R0),
 		asm.RSh.Imm(asm.R0, 32),
 		asm.JEq.Imm(asm.R0, int32(self), "out"),
-		asm.LoadMapPtr(asm.R1, ring.FD()),
+	}
+	if tracing != nil {
+		// tracing_on 0: no record.
+		insns = append(insns,
+			asm.StoreImm(asm.R10, -8, 0, asm.Word),
+			asm.LoadMapPtr(asm.R1, tracing.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -8),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "reserve"),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 0, "out"),
+		)
+	}
+	insns = append(insns,
+		asm.LoadMapPtr(asm.R1, ring.FD()).WithSymbol("reserve"),
 		asm.Mov.Imm(asm.R2, int32(staticHeader+size)),
 		asm.Mov.Imm(asm.R3, 0),
 		asm.FnRingbufReserve.Call(),
@@ -258,7 +306,7 @@ func staticProgram(ring *ebpf.Map, size int, self int) (*ebpf.Program, error) {
 		asm.FnRingbufSubmit.Call(),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),
-	}
+	)
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name:         "ktrace_tp",
 		Type:         ebpf.TracePoint,

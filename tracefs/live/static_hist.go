@@ -12,15 +12,20 @@ import (
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
-// Hist triggers on the kernel's static events: a tracepoint program of its
-// own per event counts the event's active histograms (bpfcode's
-// CompileTracepointHist), beside the program that traces the event when it
-// is enabled.
+// A static event in soft mode (one with triggers, or the target of an
+// enable_event or disable_event trigger) has a tracepoint program of its
+// own (bpfcode's CompileTracepointHist): it counts the event's active
+// histograms, runs its triggers and, while the event's switch is on,
+// writes its record to the static events' ring buffer, in the order the
+// kernel does these. The plain program that traces enabled static events
+// is then not attached.
 
 type staticHist struct {
 	scratch *ebpf.Map
 	prog    *ebpf.Program
 	link    link.Link
+	// out is the event as the static ring's reader prints it.
+	out *staticEvent
 }
 
 func (sh *staticHist) close() {
@@ -35,22 +40,66 @@ func (sh *staticHist) close() {
 	}
 }
 
-// attachStaticHists replaces the counting program of static event se with
-// one for its active histograms (none: no program). Called with mu held.
+// staticSoft reports whether static event key is in soft mode.
+func (b *Backend) staticSoft(key evID) bool {
+	return len(b.activeHists(key)) > 0 || len(b.trig.of[key]) > 0 || b.targeted(key)
+}
+
+// attachStaticHists gives static event se the program its soft mode
+// needs, a new one for its current histograms and triggers, or, out of
+// soft mode, none (the plain program traces it while it is enabled).
+// Called with mu held.
 func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
-	if old := b.hists.static[key]; old != nil {
-		old.close()
-		delete(b.hists.static, key)
-	}
-	hists := b.activeHists(key)
-	if len(hists) == 0 {
+	old := b.hists.static[key]
+	on := b.staticOn[se.System+"/"+se.Name]
+	if !b.staticSoft(key) {
+		if old != nil {
+			old.close()
+			old.out.off.Store(true)
+			if st := b.static; st != nil {
+				st.mu.Lock()
+				delete(st.byNum, old.out.num)
+				st.mu.Unlock()
+			}
+			delete(b.hists.static, key)
+		}
+		if sw := b.hists.switches[key]; sw != nil {
+			sw.Close()
+			delete(b.hists.switches, key)
+		}
+		if old != nil && on {
+			return b.staticPlain(*se, true)
+		}
 		return nil
 	}
+	hists := b.activeHists(key)
 	if err := b.fillTargets(hists); err != nil {
 		return b.refuse(se.System, se.Name, err)
 	}
 	ev, err := printfmt.Parse(se.System, se.Format)
 	if err != nil {
+		return b.refuse(se.System, se.Name, err)
+	}
+	st, err := b.staticTracer()
+	if err != nil {
+		return b.refuse(se.System, se.Name, err)
+	}
+	tracing, err := b.tracing()
+	if err != nil {
+		return b.refuse(se.System, se.Name, err)
+	}
+	trigs, err := b.eventTriggers(key)
+	if err != nil {
+		return b.refuse(se.System, se.Name, err)
+	}
+	sw := b.hists.switches[key]
+	if sw == nil {
+		if sw, err = newTraceSwitch(); err != nil {
+			return b.refuse(se.System, se.Name, err)
+		}
+		b.hists.switches[key] = sw
+	}
+	if err := setSwitch(sw, on); err != nil {
 		return b.refuse(se.System, se.Name, err)
 	}
 	size := recordSize(ev)
@@ -59,15 +108,30 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 		return b.refuse(se.System, se.Name, err)
 	}
 	sh := &staticHist{}
+	if old != nil {
+		sh.out = old.out
+	} else {
+		st.mu.Lock()
+		st.next++
+		sh.out = &staticEvent{num: st.next, ev: ev}
+		st.byNum[sh.out.num] = sh.out
+		st.mu.Unlock()
+	}
 	fail := func(err error) error {
 		sh.close()
+		if old == nil {
+			st.mu.Lock()
+			delete(st.byNum, sh.out.num)
+			st.mu.Unlock()
+		}
 		return b.refuse(se.System, se.Name, err)
 	}
 	scratch := bpfcode.HistScratch(size)
 	if sh.scratch, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_tph", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(scratch), MaxEntries: uint32(cpus)}); err != nil {
 		return fail(fmt.Errorf("creating map ktrace_tph: %w", err))
 	}
-	p := &bpfcode.TracepointHist{Size: size, Type: uint16(se.ID), IgnoreTgid: uint32(os.Getpid()), Scratch: sh.scratch, ScratchSize: scratch}
+	p := &bpfcode.TracepointHist{Size: size, Type: uint16(se.ID), IgnoreTgid: uint32(os.Getpid()), Scratch: sh.scratch, ScratchSize: scratch,
+		Triggers: trigs, TracingOn: tracing, Ring: st.ring, Switch: sw, Num: sh.out.num}
 	for _, h := range hists {
 		p.Hists = append(p.Hists, h.Spec)
 	}
@@ -78,8 +142,20 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 	if sh.prog, err = ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{Name: "ktrace_tph", Type: ebpf.TracePoint, License: "GPL", Instructions: ins}, ebpf.ProgramOptions{LogSizeStart: 1 << 20}); err != nil {
 		return fail(fmt.Errorf("loading the histogram program: %w", err))
 	}
+	// The plain program goes first: a hit is traced by one program only.
+	if err := b.staticPlain(*se, false); err != nil {
+		return fail(err)
+	}
+	if old != nil {
+		old.close()
+	}
 	if sh.link, err = link.Tracepoint(se.System, se.Name, sh.prog, nil); err != nil {
-		return fail(fmt.Errorf("attaching the histogram program: %w", err))
+		delete(b.hists.static, key)
+		err = fail(fmt.Errorf("attaching the histogram program: %w", err))
+		if on {
+			b.staticPlain(*se, true)
+		}
+		return err
 	}
 	b.hists.static[key] = sh
 	return nil

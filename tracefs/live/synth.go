@@ -46,10 +46,10 @@ func (b *Backend) synthTarget(name string) (*bpfcode.SynthTarget, error) {
 	}
 	var fields []bpfcode.SynthField
 	for _, f := range ev.Synth.Fields {
-		if f.String || f.Stack || f.Type == "gfp_t" {
+		if f.Stack || f.Type == "gfp_t" {
 			return nil, fmt.Errorf("synthetic event %s: field %s of type %s: %w", name, f.Name, f.Type, bpfcode.ErrHistUnsupported)
 		}
-		fields = append(fields, bpfcode.SynthField{Size: f.Size})
+		fields = append(fields, bpfcode.SynthField{Size: f.Size, String: f.String, Dynamic: f.Dynamic})
 	}
 	so := b.synths[name]
 	if so != nil && so.serial != ev.Serial {
@@ -59,7 +59,7 @@ func (b *Backend) synthTarget(name string) (*bpfcode.SynthTarget, error) {
 	}
 	if so == nil {
 		var err error
-		if so, err = b.newSynthOut(ev, len(fields)); err != nil {
+		if so, err = b.newSynthOut(ev, fields); err != nil {
 			return nil, err
 		}
 		if b.synths == nil {
@@ -71,7 +71,11 @@ func (b *Backend) synthTarget(name string) (*bpfcode.SynthTarget, error) {
 		return nil, err
 	}
 	st := b.static
-	t := &bpfcode.SynthTarget{
+	tracing, err := b.tracing()
+	if err != nil {
+		return nil, err
+	}
+	t := &bpfcode.SynthTarget{TracingOn: tracing,
 		Fields: fields, EventID: uint16(ev.ID), Num: so.out.num,
 		Ring: st.ring, Scratch: so.scratch, Switch: so.sw, Filter: ev.Filter,
 	}
@@ -83,7 +87,7 @@ func (b *Backend) synthTarget(name string) (*bpfcode.SynthTarget, error) {
 
 // newSynthOut makes a synthetic event's switch and scratch map and gives
 // it a number in the static events' ring buffer.
-func (b *Backend) newSynthOut(ev *events.Event, nfields int) (so *synthOut, err error) {
+func (b *Backend) newSynthOut(ev *events.Event, fields []bpfcode.SynthField) (so *synthOut, err error) {
 	st, err := b.staticTracer()
 	if err != nil {
 		return nil, err
@@ -101,7 +105,7 @@ func (b *Backend) newSynthOut(ev *events.Event, nfields int) (so *synthOut, err 
 		return nil, err
 	}
 	if so.scratch, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_synth", Type: ebpf.Array, KeySize: 4,
-		ValueSize: uint32(bpfcode.SynthScratch(nfields)), MaxEntries: uint32(cpus)}); err != nil {
+		ValueSize: uint32(bpfcode.SynthScratch(fields)), MaxEntries: uint32(cpus)}); err != nil {
 		so.sw.Close()
 		return nil, fmt.Errorf("creating map ktrace_synth: %w", err)
 	}
@@ -135,6 +139,9 @@ func (b *Backend) dropSynth(name string) {
 func (b *Backend) fillTargets(hists []*tracer.Hist) error {
 	for _, h := range hists {
 		for i, name := range h.Synthetics {
+			if name == "" {
+				continue
+			}
 			t, err := b.synthTarget(name)
 			if err != nil {
 				return err

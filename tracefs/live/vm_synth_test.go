@@ -23,6 +23,7 @@ import (
 const synthScript = `echo 'wlat u64 lat; int pid; u64 cnt' >> synthetic_events
 echo 'wl2 u64 lat; int pid' >> synthetic_events
 echo 'wl3 u64 d' >> synthetic_events
+echo 'wl4 u64 n' >> synthetic_events
 echo 'p:demo/w vfs_write count=%dx:u64' >> kprobe_events
 echo 'r:demo/wret vfs_write ret=$retval:s64' >> kprobe_events
 echo 'hist:keys=common_pid:ts0=common_timestamp.usecs,c=count,ts1=common_timestamp if comm == "dd"' > events/demo/w/trigger
@@ -33,6 +34,9 @@ echo 'hist:keys=ret:d=ret*2-ret/3:vals=hitcount:sort=ret if comm == "dd"' >> eve
 echo 'hist:keys=common_pid:x=common_timestamp.usecs-$ts0:onmatch(demo.w).trace(wl3,$x) if comm == "dd"' > events/sched/sched_process_exit/trigger
 echo 'hist:keys=common_pid:onmatch(demo.w).trace(wl2,$ts1,common_pid) if comm == "dd"' >> events/sched/sched_process_exit/trigger
 echo 'hist:keys=d' > events/synthetic/wl3/trigger
+echo 'hist:keys=common_pid:vals=hitcount:m=count:sort=common_pid:onmax($m).save(count,common_pid) if comm == "dd"' >> events/demo/w/trigger
+echo 'hist:keys=common_pid:vals=hitcount:n=count:sort=common_pid.descending:onchange($n).trace(wl4,$n) if comm == "dd"' >> events/demo/w/trigger
+echo 1 > events/synthetic/wl4/enable
 echo 'hist:keys=pid:vals=hitcount' > events/synthetic/wl2/trigger
 echo 1 > events/synthetic/wlat/enable
 echo 1 > events/synthetic/wl3/enable
@@ -47,11 +51,42 @@ echo @@WL2; grep -c 'pid:' events/synthetic/wl2/hist; tail -3 events/synthetic/w
 echo @@TRIGGERS; cat events/demo/w/trigger events/demo/wret/trigger events/sched/sched_process_exit/trigger events/synthetic/wlat/trigger; echo @@END-TRIGGERS
 echo @@BUSY; { echo > synthetic_events; } 2>/dev/null; echo "rc $?"; { echo '!wlat' >> synthetic_events; } 2>/dev/null; echo "rc $?"; echo @@END-BUSY
 echo @@CLEAN
+echo 0 > events/synthetic/wl4/enable
 for f in synthetic/wlat synthetic/wl2 synthetic/wl3 sched/sched_process_exit demo/wret demo/w; do { echo > events/$f/trigger; } 2>/dev/null; echo "$f $?"; done
 echo > trace
 { echo > kprobe_events; } 2>/dev/null; echo "kprobe_events $?"
 { echo > synthetic_events; } 2>/dev/null; echo "synthetic_events $?"
 cat synthetic_events kprobe_events; echo @@END-CLEAN
+`
+
+// wakeupScript is the wakeup-latency example of the kernel's histogram
+// documentation on the scheduler's static events: sched_waking saves a
+// timestamp per pid, sched_switch computes the latency when the task runs
+// and generates a synthetic event with the pid, priority and comm (a
+// static string), and another with the previous task's comm (a dynamic
+// string), from a variable of its own (the first consumes $ts0), and the
+// documentation's onmax($wakeup_lat).save(next_comm,...) with strings
+// saved in the entries. The
+// sleeping processes run busybox by path: both shells fork and exec it.
+const wakeupScript = `echo 'wakeup_latency u64 lat; pid_t pid; int prio; char comm[16]' >> synthetic_events
+echo 'wlat2 u64 lat; char comm[]' >> synthetic_events
+echo 'hist:keys=pid:ts0=common_timestamp.usecs if comm == "busybox"' >> events/sched/sched_waking/trigger
+echo 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio,next_comm) if next_comm == "busybox"' >> events/sched/sched_switch/trigger
+echo 'hist:keys=comm,prio:vals=hitcount:sort=comm' >> events/synthetic/wakeup_latency/trigger
+echo 'hist:keys=pid:vals=hitcount:ts1=common_timestamp.usecs:sort=pid if comm == "busybox"' >> events/sched/sched_waking/trigger
+echo 'hist:keys=next_pid:l2=common_timestamp.usecs-$ts1:onmatch(sched.sched_waking).wlat2($l2,prev_comm) if next_comm == "busybox"' >> events/sched/sched_switch/trigger
+echo 'hist:keys=pid:vals=hitcount:ts2=common_timestamp.usecs:sort=hitcount.descending if comm == "busybox"' >> events/sched/sched_waking/trigger
+echo 'hist:keys=next_pid:vals=hitcount:wl=common_timestamp.usecs-$ts2:sort=hitcount:onmax($wl).save(next_comm,prev_prio,prev_comm) if next_comm == "busybox"' >> events/sched/sched_switch/trigger
+echo 1 > events/synthetic/wakeup_latency/enable
+echo 1 > events/synthetic/wlat2/enable
+/bin/busybox sleep 0.1
+/bin/busybox sleep 0.1
+/bin/busybox sleep 0.1
+echo 0 > events/synthetic/wakeup_latency/enable
+echo 0 > events/synthetic/wlat2/enable
+echo @@TRACE; grep -E 'wakeup_latency|wlat2' trace | sed 's/^.*: wakeup_latency/wakeup_latency/; s/^.*: wlat2/wlat2/; s/lat=[0-9]*/lat=N/; s/pid=[0-9]*/pid=N/'; echo @@END-TRACE
+echo @@HIST; cat events/synthetic/wakeup_latency/hist; echo @@END-HIST
+echo @@MAX; cat events/sched/sched_switch/hist | grep -v '^#' | sed 's/next_pid: *[0-9]*/next_pid: P/; s/max: *[0-9]*/max: N/' | sort | uniq -c; echo @@END-MAX
 `
 
 // synthNorm hides what differs between two runs of synthScript: the
@@ -65,9 +100,12 @@ func TestSynthLiveVM(t *testing.T) {
 	vmtest.Require(t)
 	kt := vmtest.Ktrace(t)
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
-		script := "echo @@KERNEL\n" + synthScript + "echo @@END-KERNEL\n" +
-			"echo @@KTRACE\n/bin/ktrace --kernel host sh -c " + vmtest.ShQuote(synthScript) + " 2>/tmp/sh.err\necho @@END-KTRACE\n" +
-			"echo @@ERR; cat /tmp/sh.err; echo @@END-ERR\n"
+		var script string
+		for _, sc := range []struct{ name, text string }{{"", synthScript}, {"W", wakeupScript}} {
+			script += "echo @@" + sc.name + "KERNEL\n" + sc.text + "echo @@END-" + sc.name + "KERNEL\n" +
+				"echo @@" + sc.name + "KTRACE\n/bin/ktrace --kernel host sh -c " + vmtest.ShQuote(sc.text) + " 2>/tmp/sh.err\necho @@END-" + sc.name + "KTRACE\n" +
+				"echo @@" + sc.name + "ERR; cat /tmp/sh.err; echo @@END-" + sc.name + "ERR\n"
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
 		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{"/bin/ktrace": kt}})
@@ -84,7 +122,7 @@ func TestSynthLiveVM(t *testing.T) {
 			return strings.Join(lines, "\n")
 		}
 		want := events(section(kern, "TRACE"))
-		if strings.Count(want, "wlat:") != 9 {
+		if strings.Count(want, "wlat:") != 9 || strings.Count(want, "wl4:") < 5 {
 			t.Fatalf("the kernel traced no synthetic events (test premise):\n%s", kern)
 		}
 		if g := events(section(got, "TRACE")); g != want {
@@ -97,5 +135,14 @@ func TestSynthLiveVM(t *testing.T) {
 			}
 		}
 		t.Logf("%s: kernel's trace:\n%s\nhist files:\n%s", k.Name, section(kern, "TRACE"), section(kern, "HIST"))
+		kern, got = section(s, "WKERNEL"), section(s, "WKTRACE")
+		if strings.Count(section(kern, "TRACE"), "wakeup_latency:") != 3 || strings.Count(section(kern, "TRACE"), "wlat2:") != 3 {
+			t.Fatalf("the kernel generated no wakeup latencies (test premise):\n%s", kern)
+		}
+		for _, sec := range []string{"TRACE", "HIST", "MAX"} {
+			if w, g := section(kern, sec), section(got, sec); g != w {
+				t.Errorf("wakeup latency: %s:\n%s\nkernel's:\n%s\nstderr:\n%s", sec, g, w, section(s, "WERR"))
+			}
+		}
 	})
 }

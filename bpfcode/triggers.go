@@ -1,0 +1,239 @@
+package bpfcode
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/filter"
+)
+
+// The trigger commands other than hist, run where the event happens as the
+// kernel's event_triggers_call runs them:
+//
+//   - when no trigger of the event needs its record (none has a filter and
+//     the event has no histogram), every trigger runs before the record,
+//     so a traceoff stops the very hit that fired it;
+//   - otherwise the record is built first, and whether tracing is on is
+//     decided then (the reserve in the kernel's ring buffer); the
+//     triggers then run in order, each when its filter passes, and the
+//     post triggers (traceoff) after the record is written or dropped.
+//
+// A trigger's count (":N") lives in a map: it goes down each time the
+// trigger changes something, and at 0 the trigger stops acting.
+
+// TriggerKind is a trigger command.
+type TriggerKind int
+
+// Trigger commands the programs run.
+const (
+	TraceOn TriggerKind = iota + 1
+	TraceOff
+	EnableEvent
+	DisableEvent
+	EnableHist
+	DisableHist
+)
+
+// post reports the commands that run after the record
+// (EVENT_CMD_FL_POST_TRIGGER).
+func (k TriggerKind) post() bool { return k == TraceOff }
+
+// EventTrigger is one trigger command of an event.
+type EventTrigger struct {
+	Kind TriggerKind
+	// Filter is the trigger's "if" filter (nil: none).
+	Filter *filter.Filter
+	// Count is a BPF_MAP_TYPE_ARRAY of one u64: how many more times the
+	// trigger acts (^0: unlimited). Nil: unlimited.
+	Count asm.FDer
+	// Target is the trace switch of the event an enable_event or
+	// disable_event trigger turns on or off (a BPF_MAP_TYPE_ARRAY of one
+	// u32).
+	Target asm.FDer
+	// Pauses are the pause switches (Hist.Pause) of the histograms of
+	// the event an enable_hist or disable_hist trigger acts on.
+	Pauses []asm.FDer
+}
+
+// stkTracing keeps whether tracing was on when the record was decided.
+const stkTracing = -112
+
+// checkTriggers reports whether the program can run p's triggers.
+func (p *ProbeProgram) checkTriggers() error {
+	for _, t := range p.Triggers {
+		switch t.Kind {
+		case TraceOn, TraceOff:
+			if p.TracingOn == nil {
+				return fmt.Errorf("traceon/traceoff without the tracing switch: %w", ErrHistUnsupported)
+			}
+		case EnableEvent, DisableEvent:
+			if t.Target == nil {
+				return fmt.Errorf("enable_event/disable_event without its target's switch: %w", ErrHistUnsupported)
+			}
+		case EnableHist, DisableHist:
+			for _, m := range t.Pauses {
+				if m == nil {
+					return fmt.Errorf("enable_hist/disable_hist without a histogram's pause switch: %w", ErrHistUnsupported)
+				}
+			}
+		default:
+			return fmt.Errorf("trigger kind %d: %w", t.Kind, ErrHistUnsupported)
+		}
+		if t.Filter != nil {
+			if err := CheckFilter(t.Filter); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// condTriggers reports whether the event's triggers need its record.
+func (p *ProbeProgram) condTriggers() bool {
+	if len(p.Hists) > 0 {
+		return true
+	}
+	for _, t := range p.Triggers {
+		if t.Filter != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sampleTracing stores at stkTracing whether tracing is on (1 without a
+// tracing switch).
+func (e *emitter) sampleTracing() error {
+	e.emit(asm.Mov.Imm(asm.R1, 1), asm.StoreMem(asm.R10, stkTracing, asm.R1, asm.DWord))
+	if e.p.TracingOn == nil {
+		return nil
+	}
+	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+	if err := e.lookup(e.p.TracingOn, stkKey); err != nil {
+		return err
+	}
+	none := e.newLabel()
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, none),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.StoreMem(asm.R10, stkTracing, asm.R1, asm.DWord),
+	)
+	e.mark(none)
+	return nil
+}
+
+// allTriggers runs every trigger of the event in list order (none needs
+// the record: all run before it).
+func (e *emitter) allTriggers(size int) error {
+	for _, t := range e.p.Triggers {
+		if err := e.trigger(t, size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// triggers runs the event's triggers whose post() is post, in order.
+// size is the record's size (for the triggers' filters).
+func (e *emitter) triggers(post bool, size int) error {
+	for _, t := range e.p.Triggers {
+		if t.Kind.post() != post {
+			continue
+		}
+		if err := e.trigger(t, size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trigger emits one trigger: its filter, the state test (nothing to do
+// when the switch is already as the trigger would set it), the count,
+// and the switch.
+func (e *emitter) trigger(t *EventTrigger, size int) error {
+	skip := e.newLabel()
+	if t.Filter != nil {
+		if err := e.filterStageTo(t.Filter, size, skip); err != nil {
+			return err
+		}
+	}
+	if t.Kind == EnableHist || t.Kind == DisableHist {
+		// hist_enable_count_trigger: the count, then every histogram
+		// of the target paused or not, whatever it was.
+		if err := e.triggerCount(t, skip); err != nil {
+			return err
+		}
+		paused := int64(0)
+		if t.Kind == DisableHist {
+			paused = 1
+		}
+		for _, m := range t.Pauses {
+			e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+			if err := e.lookup(m, stkKey); err != nil {
+				return err
+			}
+			none := e.newLabel()
+			e.emit(
+				asm.JEq.Imm(asm.R0, 0, none),
+				asm.StoreImm(asm.R0, 0, paused, asm.Word),
+			)
+			e.mark(none)
+		}
+		e.mark(skip)
+		return nil
+	}
+	sw, want := e.p.TracingOn, int32(1)
+	switch t.Kind {
+	case TraceOff:
+		want = 0
+	case EnableEvent:
+		sw = t.Target
+	case DisableEvent:
+		sw, want = t.Target, 0
+	}
+	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+	if err := e.lookup(sw, stkKey); err != nil {
+		return err
+	}
+	isOn := e.newLabel()
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.Mov.Reg(rVal, asm.R0),
+		asm.LoadMem(asm.R1, rVal, 0, asm.Word),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.JEq.Imm(asm.R1, 0, isOn),
+		asm.Mov.Imm(asm.R2, 1),
+	)
+	e.mark(isOn)
+	e.emit(asm.JEq.Imm(asm.R2, want, skip))
+	if err := e.triggerCount(t, skip); err != nil {
+		return err
+	}
+	e.emit(asm.StoreImm(rVal, 0, int64(want), asm.Word))
+	e.mark(skip)
+	return nil
+}
+
+// triggerCount jumps to skip when the trigger's count is used up, else
+// takes one from it (an unlimited one stays as it is). stkKey is 0.
+func (e *emitter) triggerCount(t *EventTrigger, skip string) error {
+	if t.Count == nil {
+		return nil
+	}
+	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+	if err := e.lookup(t.Count, stkKey); err != nil {
+		return err
+	}
+	unlimited := e.newLabel()
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.JEq.Imm(asm.R1, 0, skip),
+		asm.JEq.Imm(asm.R1, -1, unlimited),
+		asm.Add.Imm(asm.R1, -1),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+	)
+	e.mark(unlimited)
+	return nil
+}
