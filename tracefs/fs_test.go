@@ -623,3 +623,32 @@ func TestPauseOnTrace(t *testing.T) {
 		t.Fatalf("%d markers recorded, want 2", n)
 	}
 }
+
+// An O_TRUNC open of a trigger file removes the event's hist,
+// enable_hist and disable_hist triggers and keeps the others; the
+// enable_hist target leaves soft mode. Measured on 6.1 and 6.12 (tools/vmsh):
+// hist, traceon and enable_hist on sched_process_fork, then
+// `echo stacktrace > trigger` leaves stacktrace and traceon.
+func TestTriggerTruncate(t *testing.T) {
+	b := &fakeBackend{}
+	fsys := newTestFS(t, b)
+	writeFile(fsys, "kprobe_events", "kprobes/a", false)
+	writeFile(fsys, "kprobe_events", "kprobes/b", false)
+	for _, w := range []string{"hist:keys=common_pid", "traceon", "enable_hist:kprobes:b", "disable_hist:kprobes:a"} {
+		if err := writeFile(fsys, "events/kprobes/a/trigger", w, false); err != nil {
+			t.Fatalf("write %q: %v", w, err)
+		}
+	}
+	if got := readString(t, fsys, "events/kprobes/b/enable"); got != "0*\n" {
+		t.Fatalf("target before: %q, want 0*", got)
+	}
+	if err := writeFile(fsys, "events/kprobes/a/trigger", "stacktrace", true); err != nil {
+		t.Fatalf("truncating write: %v", err)
+	}
+	if got, want := readString(t, fsys, "events/kprobes/a/trigger"), "stacktrace:unlimited\ntraceon:unlimited\n"; got != want {
+		t.Errorf("trigger file %q, want %q", got, want)
+	}
+	if got := readString(t, fsys, "events/kprobes/b/enable"); got != "0\n" {
+		t.Errorf("target after: %q, want 0", got)
+	}
+}

@@ -139,9 +139,10 @@ func (f *FS) triggerList(e EventInfo) *trigger.List {
 	return &trigger.List{}
 }
 
-// clearTriggers is an O_TRUNC open of a trigger file: the event's hist
-// triggers go (only the hist command unregisters all on a truncating
-// open; seen on 6.12).
+// clearTriggers is an O_TRUNC open of a trigger file: the event's hist,
+// enable_hist and disable_hist triggers go (only those commands
+// unregister all on a truncating open; seen on 6.1 and 6.12), and the
+// targets of the enable_hist/disable_hist triggers leave soft mode.
 func (f *FS) clearTriggers(n node) {
 	e, ok := findEvent(f.events(), n.group, n.event)
 	if !ok {

@@ -190,23 +190,30 @@ func (l *List) Text() string {
 	return b.String()
 }
 
-// ClearHist removes the hist triggers (an O_TRUNC open of the trigger
-// file); none goes when another trigger reads a variable of one of them
-// (referenced may be nil).
+// ClearHist is an O_TRUNC open of the trigger file: the kernel's
+// unreg_all of the enable_hist/disable_hist commands removes those
+// triggers, and that of the hist command the hist triggers, unless
+// another trigger reads a variable of one of them (referenced may be
+// nil); then no hist trigger goes. Other triggers stay. It returns the
+// hist triggers removed.
 func (l *List) ClearHist(referenced func(*Hist) bool) (removed []*Hist) {
+	keepHists := false
 	if referenced != nil {
 		for _, t := range l.Triggers {
 			if t.Hist != nil && referenced(t.Hist) {
-				return nil
+				keepHists = true
+				break
 			}
 		}
 	}
 	out := l.Triggers[:0]
 	for _, t := range l.Triggers {
-		if t.Hist == nil {
-			out = append(out, t)
-		} else {
+		switch {
+		case kindOf(t.Cmd) == kindHistEnable:
+		case t.Hist != nil && !keepHists:
 			removed = append(removed, t.Hist)
+		default:
+			out = append(out, t)
 		}
 	}
 	l.Triggers = out

@@ -86,3 +86,30 @@ func TestHistErrors(t *testing.T) {
 		t.Errorf("hist file %q, want %q", got, want)
 	}
 }
+
+// ClearHist (an O_TRUNC open) removes the hist triggers and the
+// enable_hist/disable_hist ones, keeps the rest; a referenced hist
+// trigger keeps every hist trigger, not the enable_hist ones (6.1 and
+// 6.12, tools/vmsh).
+func TestClearHist(t *testing.T) {
+	for _, referenced := range []bool{false, true} {
+		l := &List{}
+		ev := testEvent(t)
+		for _, w := range []string{"hist:keys=a", "traceon", "enable_hist:kprobes:g", "disable_hist:kprobes:f"} {
+			if r := l.Write([]byte(w+"\n"), ev); r.Errno != 0 {
+				t.Fatalf("write %q: %v", w, r.Errno)
+			}
+		}
+		removed := l.ClearHist(func(*Hist) bool { return referenced })
+		want := "traceon:unlimited\n"
+		if referenced {
+			want += "hist:keys=a:vals=hitcount:sort=hitcount:size=2048 [active]\n"
+		}
+		if got := l.Text(); got != want {
+			t.Errorf("referenced %v: trigger file %q, want %q", referenced, got, want)
+		}
+		if n := len(removed); n != map[bool]int{false: 1, true: 0}[referenced] {
+			t.Errorf("referenced %v: %d hist triggers removed", referenced, n)
+		}
+	}
+}
