@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
+	"github.com/ktrace-dev/ktrace/filter"
 )
 
 // TracepointHist describes the program that counts the hist triggers of
@@ -38,6 +39,9 @@ type TracepointHist struct {
 	Ring   asm.FDer
 	Switch asm.FDer
 	Num    uint32
+	// Filter is the event's filter, which decides what Ring gets (nil:
+	// none).
+	Filter *filter.Filter
 }
 
 // CompileTracepointHist returns the program of p.
@@ -61,6 +65,11 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 	}
 	if p.Ring != nil && p.Switch == nil {
 		return nil, fmt.Errorf("fetchargs: compile: a traced static event without its switch")
+	}
+	if p.Filter != nil {
+		if err := CheckSourceFilter(p.Filter); err != nil {
+			return nil, err
+		}
 	}
 	e.emit(
 		asm.Mov.Reg(rCtx, asm.R1),
@@ -146,6 +155,13 @@ func (e *emitter) staticTail(p *TracepointHist) error {
 			asm.JEq.Imm(asm.R1, 0, post),
 			asm.LoadMem(asm.R1, asm.R10, stkTracing, asm.DWord),
 			asm.JEq.Imm(asm.R1, 0, post),
+		)
+		if p.Filter != nil {
+			if err := e.filterStageTo(p.Filter, p.Size, post); err != nil {
+				return err
+			}
+		}
+		e.emit(
 			// The static events' header: the read's result (0), the
 			// event's number and the task's pid.
 			asm.StoreImm(rBuf, 12, 0, asm.Word),

@@ -43,6 +43,12 @@ type FilterSetter interface {
 }
 
 // SetFilter keeps an event's filter on the registry's event, where the
+// StaticFilterSetter is a backend that traces the kernel's static events
+// and runs their filters.
+type StaticFilterSetter interface {
+	SetStaticFilter(group, name string, f *filter.Filter) error
+}
+
 // eBPF backend finds it when it attaches the event.
 func (b *RegistryBackend) SetFilter(group, name string, f *filter.Filter) error {
 	e := b.R.Event(group, name)
@@ -120,7 +126,12 @@ func (f *FS) writeFilter(n node, p []byte) (int, error) {
 	var applyErr error
 	apply := func(e EventInfo, flt *filter.Filter) {
 		if e.Static {
-			// Static events fire nothing here: no backend runs them.
+			// A backend that traces static events runs their filters.
+			if fs, ok := f.b.(StaticFilterSetter); ok {
+				if err := fs.SetStaticFilter(e.Group, e.Name, flt); err != nil && applyErr == nil {
+					applyErr = err
+				}
+			}
 			return
 		}
 		if fs, ok := f.b.(FilterSetter); ok {

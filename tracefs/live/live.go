@@ -73,6 +73,9 @@ type Backend struct {
 	// staticOn is which static events are enabled ("SYSTEM/EVENT"), as
 	// tracefs last said or a trigger switched them. Guarded by mu.
 	staticOn map[string]bool
+	// staticFilters are the static events' filters (static_hist.go).
+	// Guarded by mu.
+	staticFilters map[evID]*filter.Filter
 }
 
 // evID names one event for as long as it exists: its serial, which no

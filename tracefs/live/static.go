@@ -16,6 +16,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
 
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/printfmt"
@@ -59,6 +60,10 @@ type staticEvent struct {
 	link  link.Link // nil: the kernel refused the attach (noted)
 	noted bool      // the raw-print note was given
 	off   atomic.Bool
+	// offAt, when not 0, is when the event was disabled (CLOCK_MONOTONIC
+	// ns): what its program wrote before stays in the trace, as in the
+	// kernel's buffer; what it writes after is dropped.
+	offAt atomic.Uint64
 }
 
 // staticTracer holds the static events' ring buffer, reader and programs.
@@ -94,6 +99,23 @@ func (b *Backend) SetStaticEnabled(se tracefs.StaticEvent, on bool) error {
 	was := b.staticOn[name]
 	b.staticOn[name] = on
 	key := evID{se.System, se.Name, staticSerial}
+	if b.staticFilters[key] != nil {
+		// A filtered event is traced by a program of its own while
+		// enabled.
+		if err := b.staticPlain(se, false); err != nil {
+			b.staticOn[name] = was
+			return err
+		}
+		if err := b.recompile(key); err != nil {
+			b.staticOn[name] = was
+			b.recompile(key)
+			return err
+		}
+		if sw := b.hists.switches[key]; sw != nil {
+			return setSwitch(sw, on)
+		}
+		return nil
+	}
 	if b.hists.static[key] != nil {
 		// In soft mode: its program traces it when its switch is on.
 		if err := setSwitch(b.hists.switches[key], on); err != nil {
@@ -123,10 +145,11 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 	if !on {
 		if cur != nil {
 			// The event is off from here: the reader drops what its
-			// program still writes. Closing the link waits for an RCU
+			// program writes later (what it wrote before stays).
+			// Closing the link waits for an RCU
 			// grace period in the kernel; done in the background, a
 			// thousand disables do not wait for a thousand of them.
-			cur.off.Store(true)
+			cur.offAt.Store(monoNow())
 			if cur.link != nil {
 				st.closing.Add(1)
 				go func(l link.Link) {
@@ -156,6 +179,12 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 	s := &staticEvent{num: st.next, ev: ev}
 	st.mu.Unlock()
 	l, err := link.Tracepoint(se.System, se.Name, prog, &link.TracepointOptions{Cookie: uint64(s.num)})
+	if errors.Is(err, os.ErrExist) {
+		// The same program is still on the tracepoint: a link closing
+		// in the background (a disable just before). Wait for it.
+		st.closing.Wait()
+		l, err = link.Tracepoint(se.System, se.Name, prog, &link.TracepointOptions{Cookie: uint64(s.num)})
+	}
 	switch {
 	case errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, errNotSupp):
 		// The kernel lets no BPF program on this tracepoint (perf
@@ -367,6 +396,9 @@ func (b *Backend) staticPump(st *staticTracer) {
 		if se == nil || se.off.Load() || b.Record == nil {
 			continue
 		}
+		if at := se.offAt.Load(); at != 0 && ts > at {
+			continue
+		}
 		// The common fields, as far as ktrace knows them (staticHeader).
 		binary.LittleEndian.PutUint16(r[0:], uint16(se.ev.ID))
 		r[2], r[3] = 0, 0
@@ -506,4 +538,13 @@ func (s symbols) Lookup(addr uint64) (string, string, uint64, uint64, bool) {
 		return "", "", 0, 0, false
 	}
 	return sym.Name, sym.Module, sym.Addr, sym.Size, true
+}
+
+// monoNow is CLOCK_MONOTONIC in ns, the clock of the records' times.
+func monoNow() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 1
+	}
+	return uint64(ts.Nano())
 }

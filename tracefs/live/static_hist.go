@@ -3,11 +3,13 @@ package live
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/ktrace-dev/ktrace/bpfcode"
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/printfmt"
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
@@ -40,9 +42,46 @@ func (sh *staticHist) close() {
 	}
 }
 
-// staticSoft reports whether static event key is in soft mode.
+// staticSoft reports whether static event key needs a program of its own:
+// it is in soft mode, or enabled with a filter.
 func (b *Backend) staticSoft(key evID) bool {
+	if b.staticFilters[key] != nil && b.staticOn[key.group+"/"+key.name] {
+		return true
+	}
 	return len(b.activeHists(key)) > 0 || len(b.trig.of[key]) > 0 || b.targeted(key)
+}
+
+var _ tracefs.StaticFilterSetter = (*Backend)(nil)
+
+// SetStaticFilter gives a static event its filter: an enabled one is
+// traced by a program of its own that runs it (EINVAL, with the reason on
+// stderr, for a filter the program cannot run: common_flags or
+// common_preempt_count, which a BPF program cannot know).
+func (b *Backend) SetStaticFilter(group, name string, f *filter.Filter) error {
+	if f != nil {
+		if err := bpfcode.CheckSourceFilter(f); err != nil {
+			if b.warn != nil {
+				fmt.Fprintf(b.warn, "ktrace: filter %s/%s: %v\n", group, name, err)
+			}
+			return fmt.Errorf("filter %s/%s: %w", group, name, syscall.EINVAL)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := evID{group, name, staticSerial}
+	if b.staticFilters == nil {
+		b.staticFilters = map[evID]*filter.Filter{}
+	}
+	old := b.staticFilters[key]
+	if f == nil {
+		delete(b.staticFilters, key)
+	} else {
+		b.staticFilters[key] = f
+	}
+	if old == nil && f == nil {
+		return nil
+	}
+	return b.recompile(key)
 }
 
 // attachStaticHists gives static event se the program its soft mode
@@ -131,7 +170,7 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 		return fail(fmt.Errorf("creating map ktrace_tph: %w", err))
 	}
 	p := &bpfcode.TracepointHist{Size: size, Type: uint16(se.ID), IgnoreTgid: uint32(os.Getpid()), Scratch: sh.scratch, ScratchSize: scratch,
-		Triggers: trigs, TracingOn: tracing, Ring: st.ring, Switch: sw, Num: sh.out.num}
+		Triggers: trigs, TracingOn: tracing, Ring: st.ring, Switch: sw, Num: sh.out.num, Filter: b.staticFilters[key]}
 	for _, h := range hists {
 		p.Hists = append(p.Hists, h.Spec)
 	}

@@ -299,6 +299,9 @@ func (b *Backend) SyncTriggerState() (static map[string]bool) {
 					static = map[string]bool{}
 				}
 				static[name] = v != 0
+				if b.staticOn == nil {
+					b.staticOn = map[string]bool{}
+				}
 				b.staticOn[name] = v != 0
 			}
 			continue
