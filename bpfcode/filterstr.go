@@ -88,6 +88,10 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 		return fmt.Errorf("string kind %d: %w", p.Kind, ErrUnsupported)
 	}
 	yes := e.newLabel()
+	// Both results stay reachable for the verifier's check of the
+	// program's graph, whatever the pattern (an empty one never jumps to
+	// no): rStr, an address, is never 0.
+	e.emit(asm.JEq.Imm(rStr, 0, no), asm.JEq.Imm(rStr, 0, yes))
 	if err := e.match(r, src, yes, no); err != nil {
 		return err
 	}

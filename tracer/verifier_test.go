@@ -343,6 +343,7 @@ func TestEprobeFilterVerifier(t *testing.T) {
 		`e:ep/h sched.sched_switch if prev_comm ~ "k*r" || next_comm ~ "[a-c]?[!x]*"`,
 		`e:ep/i sched.sched_process_exec if filename ~ "/b?n/*[ab]*"`,
 		`e:ep/j sched.sched_process_exec if filename ~ "*bin*" && !(filename ~ "*/[s]*")`,
+		`e:ep/k sched.sched_switch if prev_comm ~ "*" && next_comm ~ "**"`,
 	}
 	refused := []string{
 		`e:ep/g sched.sched_switch if common_preempt_count == 0`,

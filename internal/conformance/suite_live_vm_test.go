@@ -61,7 +61,6 @@ var liveKnown = map[string]string{
 	"hist_combined.sh":        "a variable read from a histogram keyed differently is refused",
 	"hist_field_variables.sh": "a field variable of another event (the histogram the kernel makes there for it) is refused",
 	"hist_pause_clear.sh":     "disable_hist on sched_process_fork leaves the target [active]: the forks it counts on are the shell's (ktrace itself under ktrace sh, whose own hits are ignored)",
-	"filter_hits.sh":          "the live backend refuses comm ~ \"*\" on a static event (found by the script, not yet understood)",
 	"6.12/filter_function.sh": "a static event's %pS prints the raw address where the kernel prints the symbol",
 	"6.1/hist_multi.sh":       "forks made by ktrace sh itself are not traced (its own process's hits are ignored)",
 }
