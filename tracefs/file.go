@@ -464,9 +464,9 @@ func parseUlong(p []byte) (uint64, error) {
 // content generates a readable file's text.
 func (f *FS) content(n node) string {
 	switch n.kind {
-	case nEventsEnable, nGroupEnable, nEvEnable, nEvTrigger, nSetEvent:
-		// Triggers may have switched events and used up counts where
-		// the events happen.
+	case nEventsEnable, nGroupEnable, nEvEnable, nEvTrigger, nEvHist, nSetEvent:
+		// Triggers may have switched events, paused histograms and
+		// used up counts where the events happen.
 		if ts, ok := f.b.(TriggerStater); ok {
 			f.setStaticStates(ts.SyncTriggerState())
 		}
