@@ -124,6 +124,10 @@ func (f *FS) optionOn(name string) bool {
 // refuses a change with EINVAL.
 func (f *FS) setOption(i int, on, viaTraceOptions bool) error {
 	o := f.opts[i]
+	// What the backend recorded before the write is printed with the
+	// options it had (ktrace prints a record when it reads it; an
+	// option such as hash-ptr changes how).
+	f.sync()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if o.refuse && (viaTraceOptions || f.optOn[i] != on) {

@@ -60,6 +60,9 @@ type staticEvent struct {
 	link  link.Link // nil: the kernel refused the attach (noted)
 	noted bool      // the raw-print note was given
 	off   atomic.Bool
+	// own is the event's own program when the shared one could not be
+	// attached (closed with the link).
+	own *ebpf.Program
 	// offAt, when not 0, is when the event was disabled (CLOCK_MONOTONIC
 	// ns): what its program wrote before stays in the trace, as in the
 	// kernel's buffer; what it writes after is dropped.
@@ -152,10 +155,13 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 			cur.offAt.Store(monoNow())
 			if cur.link != nil {
 				st.closing.Add(1)
-				go func(l link.Link) {
+				go func(l link.Link, own *ebpf.Program) {
 					defer st.closing.Done()
 					l.Close()
-				}(cur.link)
+					if own != nil {
+						own.Close()
+					}
+				}(cur.link, cur.own)
 			}
 			st.mu.Lock()
 			delete(st.byName, key)
@@ -181,9 +187,21 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 	l, err := link.Tracepoint(se.System, se.Name, prog, &link.TracepointOptions{Cookie: uint64(s.num)})
 	if errors.Is(err, os.ErrExist) {
 		// The same program is still on the tracepoint: a link closing
-		// in the background (a disable just before). Wait for it.
+		// in the background (a disable just before), which the kernel
+		// may release a little after the close returns. Wait for it,
+		// then give the event a program of its own if need be.
 		st.closing.Wait()
 		l, err = link.Tracepoint(se.System, se.Name, prog, &link.TracepointOptions{Cookie: uint64(s.num)})
+		if errors.Is(err, os.ErrExist) {
+			var own *ebpf.Program
+			if own, err = staticProgram(st.ring, st.tracing, roundSize(recordSize(ev)), os.Getpid()); err == nil {
+				if l, err = link.Tracepoint(se.System, se.Name, own, &link.TracepointOptions{Cookie: uint64(s.num)}); err != nil {
+					own.Close()
+				} else {
+					s.own = own
+				}
+			}
+		}
 	}
 	switch {
 	case errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, errNotSupp):
@@ -207,10 +225,7 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 // program returns the program copying size bytes (rounded up to a power
 // of two), loading it at first use.
 func (st *staticTracer) program(size int) (*ebpf.Program, error) {
-	n := 64
-	for n < size {
-		n <<= 1
-	}
+	n := roundSize(size)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if p := st.progs[n]; p != nil {
@@ -462,10 +477,13 @@ func (b *Backend) closeStatic() {
 	for _, s := range st.byName {
 		if s.link != nil {
 			st.closing.Add(1)
-			go func(l link.Link) {
+			go func(l link.Link, own *ebpf.Program) {
 				defer st.closing.Done()
 				l.Close()
-			}(s.link)
+				if own != nil {
+					own.Close()
+				}
+			}(s.link, s.own)
 		}
 	}
 	st.byName = map[string]*staticEvent{}
@@ -547,4 +565,14 @@ func monoNow() uint64 {
 		return 1
 	}
 	return uint64(ts.Nano())
+}
+
+// roundSize is the record size a shared program copies: size rounded up
+// to a power of two, 64 at least.
+func roundSize(size int) int {
+	n := 64
+	for n < size {
+		n <<= 1
+	}
+	return n
 }
