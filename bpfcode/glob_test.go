@@ -3,99 +3,9 @@ package bpfcode
 import (
 	"math/rand"
 	"testing"
-)
 
-// backtrackGlob is glob_match's algorithm (one backtracking point, the
-// last star), written from its description, on a NUL-terminated str.
-func backtrackGlob(pat, str string) bool {
-	at := func(s string, i int) byte {
-		if i < len(s) {
-			return s[i]
-		}
-		return 0
-	}
-	p, s := 0, 0
-	backP, backS := -1, 0
-	for {
-		c := at(str, s)
-		s++
-		d := at(pat, p)
-		p++
-		switch d {
-		case '?':
-			if c == 0 {
-				return false
-			}
-			continue
-		case '*':
-			if at(pat, p) == 0 {
-				return true
-			}
-			backP, backS = p, s-1
-			s--
-			continue
-		case '[':
-			if c == 0 {
-				return false
-			}
-			inverted := at(pat, p) == '!'
-			class := p
-			if inverted {
-				class++
-			}
-			a := at(pat, class)
-			class++
-			match, literal := false, false
-			for {
-				b := a
-				if a == 0 {
-					literal = true
-					break
-				}
-				if at(pat, class) == '-' && at(pat, class+1) != ']' {
-					b = at(pat, class+1)
-					if b == 0 {
-						literal = true
-						break
-					}
-					class += 2
-				}
-				if a <= c && c <= b {
-					match = true
-				}
-				a = at(pat, class)
-				class++
-				if a == ']' {
-					break
-				}
-			}
-			if !literal {
-				if match == inverted {
-					goto backtrack
-				}
-				p = class
-				continue
-			}
-		case '\\':
-			d = at(pat, p)
-			p++
-		}
-		// literal
-		if c == d {
-			if d == 0 {
-				return true
-			}
-			continue
-		}
-	backtrack:
-		if c == 0 || backP < 0 {
-			return false
-		}
-		p = backP
-		backS++
-		s = backS
-	}
-}
+	"github.com/ktrace-dev/ktrace/filter"
+)
 
 // nfaGlob follows the positions globElems gives, as globFixed's program
 // does, over str (no NUL inside).
@@ -152,7 +62,7 @@ func TestGlobElems(t *testing.T) {
 		{"k*/[0-9]*", "kworker/1:2", true}, {"*a?", "bab", true}, {"x\\", "x", true},
 	}
 	for _, c := range cases {
-		if got := backtrackGlob(c.pat, c.str); got != c.want {
+		if got := filter.GlobMatch(c.pat, c.str); got != c.want {
 			t.Errorf("reference: %q ~ %q = %v, want %v", c.str, c.pat, got, c.want)
 		}
 		if got := nfaGlob(c.pat, c.str); got != c.want {
@@ -170,7 +80,7 @@ func TestGlobElems(t *testing.T) {
 		for i := range str {
 			str[i] = "abc[]-!*"[rng.Intn(8)]
 		}
-		if a, b := backtrackGlob(string(pat), string(str)), nfaGlob(string(pat), string(str)); a != b {
+		if a, b := filter.GlobMatch(string(pat), string(str)), nfaGlob(string(pat), string(str)); a != b {
 			t.Fatalf("%q ~ %q: glob_match %v, positions %v", str, pat, a, b)
 		}
 	}

@@ -149,6 +149,10 @@ func strnstr(s, pat []byte, n int) bool {
 	return false
 }
 
+// GlobMatch is the kernel's glob_match of str (up to its end) against
+// pat, which the eBPF filter stage's tests check their matcher against.
+func GlobMatch(pat, str string) bool { return globMatch([]byte(pat), []byte(str)) }
+
 // globMatch is the kernel's glob_match (lib/glob.c): '*', '?', '[...]'
 // classes with ranges and a leading '!', '\' escapes; a malformed class
 // is matched literally.
