@@ -93,13 +93,10 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 	on := b.staticOn[se.System+"/"+se.Name]
 	if !b.staticSoft(key) {
 		if old != nil {
+			// What the program wrote before stays in the trace (the
+			// reader may not have reached it yet); later writes drop.
+			old.out.offAt.Store(monoNow())
 			old.close()
-			old.out.off.Store(true)
-			if st := b.static; st != nil {
-				st.mu.Lock()
-				delete(st.byNum, old.out.num)
-				st.mu.Unlock()
-			}
 			delete(b.hists.static, key)
 		}
 		if sw := b.hists.switches[key]; sw != nil {
