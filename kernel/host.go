@@ -64,6 +64,7 @@ func LoadHost() (*Model, error) {
 		m.liveOpen = OpenLiveText
 	}
 	m.addTextFact()
+	m.readCmdline()
 	return m, nil
 }
 

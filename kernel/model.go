@@ -104,8 +104,11 @@ type Model struct {
 
 	imageOnce sync.Once
 	imageOpen func() ([]byte, error) // nil when the snapshot has no vmlinuz
-	image     *textImage
-	imageErr  error
+	// noHashPointers: the running kernel was booted with
+	// no_hash_pointers (hashptr.go).
+	noHashPointers bool
+	image          *textImage
+	imageErr       error
 }
 
 type addrRange struct {

@@ -61,7 +61,6 @@ var liveKnown = map[string]string{
 	"hist_combined.sh":               "a variable read from a histogram keyed differently is refused",
 	"hist_field_variables.sh":        "a field variable of another event (the histogram the kernel makes there for it) is refused",
 	"6.1/hist_pause_clear.sh":        "disable_hist on sched_process_fork: under ktrace sh (the 6.1 guest has no FUSE for a mount) the forks are ktrace's own, which its programs ignore",
-	"6.12/filter_function.sh":        "a static event's %pS prints the raw address where the kernel prints the symbol",
 	"6.1/hist_multi.sh":              "forks made by ktrace sh itself are not traced (its own process's hits are ignored)",
 	"6.1/records_survive_disable.sh": "flaky under load: a static event enabled again right after its disable sometimes loses its record (open)",
 }

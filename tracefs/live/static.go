@@ -425,9 +425,11 @@ func (b *Backend) staticPump(st *staticTracer) {
 			b.Record(ts, int(pid), comm, line)
 			continue
 		}
-		opts := printfmt.Options{Symbols: symbols{b.model}}
-		if b.TraceOptions != nil {
-			opts.RawPointers = !b.TraceOptions.OptionOn("hash-ptr")
+		// A bare %p prints the address when the hash-ptr option is
+		// cleared or the kernel was booted with no_hash_pointers.
+		opts := printfmt.Options{Symbols: symbols{b.model}, RawPointers: b.model != nil && b.model.PointersUnhashed()}
+		if b.TraceOptions != nil && !b.TraceOptions.OptionOn("hash-ptr") {
+			opts.RawPointers = true
 		}
 		body, err := se.ev.RenderOpts(r, opts)
 		if err != nil {
