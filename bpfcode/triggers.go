@@ -33,7 +33,13 @@ const (
 	DisableEvent
 	EnableHist
 	DisableHist
+	Snapshot
 )
+
+// SnapshotRecordSize is a value of a snapshot trigger's queue (Queue):
+// the swap's time (u64, the records' clock), the task's pid (u32) and
+// CPU (u32), and its comm (16 bytes).
+const SnapshotRecordSize = 32
 
 // post reports the commands that run after the record
 // (EVENT_CMD_FL_POST_TRIGGER).
@@ -54,6 +60,13 @@ type EventTrigger struct {
 	// Pauses are the pause switches (Hist.Pause) of the histograms of
 	// the event an enable_hist or disable_hist trigger acts on.
 	Pauses []asm.FDer
+	// Queue is where a snapshot trigger says it fired: a
+	// BPF_MAP_TYPE_QUEUE of SnapshotRecordSize values, which user space
+	// turns into the swap of its trace buffers. The time is the record's
+	// own when the trigger runs before it (the record goes into the
+	// buffer swapped in), just after it otherwise (the record was
+	// reserved in the buffer the swap puts aside).
+	Queue asm.FDer
 }
 
 // stkTracing keeps whether tracing was on when the record was decided.
@@ -70,6 +83,10 @@ func (p *ProbeProgram) checkTriggers() error {
 		case EnableEvent, DisableEvent:
 			if t.Target == nil {
 				return fmt.Errorf("enable_event/disable_event without its target's switch: %w", ErrHistUnsupported)
+			}
+		case Snapshot:
+			if t.Queue == nil {
+				return fmt.Errorf("snapshot without its queue: %w", ErrHistUnsupported)
 			}
 		case EnableHist, DisableHist:
 			for _, m := range t.Pauses {
@@ -153,6 +170,16 @@ func (e *emitter) trigger(t *EventTrigger, size int) error {
 			return err
 		}
 	}
+	if t.Kind == Snapshot {
+		if err := e.triggerCount(t, skip); err != nil {
+			return err
+		}
+		if err := e.snapshot(t); err != nil {
+			return err
+		}
+		e.mark(skip)
+		return nil
+	}
 	if t.Kind == EnableHist || t.Kind == DisableHist {
 		// hist_enable_count_trigger: the count, then every histogram
 		// of the target paused or not, whatever it was.
@@ -227,5 +254,36 @@ func (e *emitter) triggerCount(t *EventTrigger, skip string) error {
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
 	)
 	e.mark(unlimited)
+	return nil
+}
+
+// snapshot pushes the swap's time, pid, CPU and comm (stkKeyB..stkKey,
+// 32 bytes) onto the trigger's queue. The record's time is at rBuf+0.
+func (e *emitter) snapshot(t *EventTrigger) error {
+	e.emit(asm.LoadMem(asm.R1, rBuf, 0, asm.DWord))
+	if e.p.condTriggers() {
+		// The record was decided before the triggers ran.
+		e.emit(asm.Add.Imm(asm.R1, 1))
+	}
+	e.emit(
+		asm.StoreMem(asm.R10, stkKeyB, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R10, stkPidTgid, asm.DWord),
+		asm.StoreMem(asm.R10, stkKeyB+8, asm.R1, asm.Word),
+		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(asm.R10, stkKeyB+12, asm.R1, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, stkKeyA),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+	)
+	if err := e.mapPtr(asm.R1, t.Queue); err != nil {
+		return err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, stkKeyB),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnMapPushElem.Call(),
+	)
 	return nil
 }

@@ -342,6 +342,8 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		// The kernel accepts and ignores the data; the truncating open of
 		// `echo > trace` is what clears the ring.
 		return len(p), nil
+	case nSnapshot:
+		return f.writeSnapshot(p)
 	case nTracingOn:
 		v, err := parseUlong(p)
 		if err != nil {
@@ -484,9 +486,14 @@ func (f *FS) content(n node) string {
 		return f.uprobeProfileText()
 	case nTrace:
 		return f.traceText()
+	case nSnapshot:
+		return f.snapshotText()
 	case nTracePipe:
 		return ""
 	case nTracingOn:
+		// A snapshot trigger that found no spare buffer stopped
+		// tracing (applied when the records are taken).
+		f.sync()
 		if f.tracingOnNow() {
 			return "1\n"
 		}

@@ -70,6 +70,8 @@ type FS struct {
 	filters  map[eventKey]*eventFilter
 	triggers map[eventKey]*trigger.List
 	ring     traceRing
+	// snap is the snapshot file's spare buffer (snapshot.go); nil: freed.
+	snap *traceRing
 	// cond wakes trace_pipe readers (on f.mu) when an entry is recorded or
 	// the enabled events change; gen counts the changes.
 	cond *sync.Cond
@@ -197,6 +199,7 @@ const (
 	nTraceClock
 	nTraceMarker
 	nTraceOptions
+	nSnapshot
 )
 
 // entry is a static directory entry: its name, kind and permission bits
@@ -224,6 +227,7 @@ var rootEntries = []entry{
 	{"set_event", nSetEvent, modeWrite},
 	{"set_event_notrace_pid", nSetEventNotracePid, modeWrite},
 	{"set_event_pid", nSetEventPid, modeWrite},
+	{"snapshot", nSnapshot, modeWrite},
 	{"synthetic_events", nSyntheticEvents, modeWrite},
 	{"trace", nTrace, modeWrite},
 	{"trace_clock", nTraceClock, modeWrite},

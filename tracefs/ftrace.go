@@ -100,6 +100,9 @@ func (f *FS) writeBufferSize(p []byte) (int, error) {
 	f.bufPages = bufPages(v << 10)
 	f.expanded = true
 	f.ring.limit = f.ringLimit()
+	if f.snap != nil {
+		f.snap.limit = f.ring.limit
+	}
 	return len(p), nil
 }
 
@@ -121,6 +124,9 @@ func (f *FS) expand() {
 		f.expanded = true
 		f.bufPages = bufPages(traceBufSize)
 		f.ring.limit = f.ringLimit()
+		if f.snap != nil {
+			f.snap.limit = f.ring.limit
+		}
 	}
 }
 

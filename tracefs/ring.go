@@ -214,6 +214,7 @@ func (f *FS) sync() {
 	if s, ok := f.b.(Syncer); ok {
 		s.Sync()
 	}
+	f.takeSnapshots()
 }
 
 // anyEnabled reports whether some event is enabled. It must be called

@@ -343,6 +343,11 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 		}
 	}
 	f.mu.Lock()
+	if r.Errno == 0 && addsSnapshot(saved[l], l) {
+		// The kernel allocates the spare buffer when a snapshot
+		// trigger or a snapshot() action is registered.
+		f.allocSnapshot()
+	}
 	if len(l.Triggers) > 0 {
 		f.triggers[k] = l
 	} else {

@@ -71,6 +71,9 @@ type Saved struct {
 	state    []Trigger
 }
 
+// Triggers are the triggers the list held when it was saved.
+func (s Saved) Triggers() []*Trigger { return s.triggers }
+
 // Save records l's triggers and their state.
 func (l *List) Save() Saved {
 	s := Saved{triggers: append([]*Trigger(nil), l.Triggers...)}

@@ -51,7 +51,6 @@ if cmp -s /tmp/kformats /tmp/ktformats; then echo @@FORMATS-SAME; else echo @@FO
 // does there that ktrace refuses or lacks. The suite reports them instead
 // of failing, and says when one passes.
 var liveKnown = map[string]string{
-	"trigger_snapshot.sh":            "snapshot triggers are refused: ktrace keeps no snapshot buffer",
 	"trigger_stacktrace.sh":          "stacktrace triggers are refused: the kernel's stacks start in its own tracing code (kprobe_trace_func, an ftrace trampoline's address, trace_event_raw_event_*), which a BPF program cannot reproduce",
 	"trigger_truncate.sh":            "it writes a stacktrace trigger (refused, as above)",
 	"hist_stack_time_keys.sh":        "stacktrace keys are refused, as stacktrace triggers",

@@ -22,8 +22,8 @@ echo 'snapshot:2 if common_pid != 0' >> $t || fail "add with a count and a filte
 echo '!snapshot' >> $t || fail "remove with a filter"
 [ "$(cat $t)" = "$empty" ] || fail "after the second removal: $(cat $t)"
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the
-# files and records no event (nor has it a snapshot file), so the
-# checks end here there.
+# files and records no event (no trigger fires), so the checks end
+# here there.
 echo > trace
 echo 1 > events/syscalls/sys_enter_sync/enable
 sync

@@ -70,6 +70,7 @@ type Backend struct {
 	// tracing_on (triggers.go). Guarded by mu.
 	trig      trigState
 	tracingOn tracingSwitch
+	snapQ     snapQueue
 	// staticOn is which static events are enabled ("SYSTEM/EVENT"), as
 	// tracefs last said or a trigger switched them. Guarded by mu.
 	staticOn map[string]bool

@@ -84,6 +84,7 @@ var triggerKinds = map[string]bpfcode.TriggerKind{
 	"traceon": bpfcode.TraceOn, "traceoff": bpfcode.TraceOff,
 	"enable_event": bpfcode.EnableEvent, "disable_event": bpfcode.DisableEvent,
 	"enable_hist": bpfcode.EnableHist, "disable_hist": bpfcode.DisableHist,
+	"snapshot": bpfcode.Snapshot,
 }
 
 // targets reports the commands that act on another event (which is in
@@ -103,6 +104,13 @@ func (b *Backend) newEvTrigger(t *trigger.Trigger) (*evTrigger, error) {
 		return nil, fmt.Errorf("%s triggers: %w", t.Cmd, tracer.ErrNotSupported)
 	}
 	et := &evTrigger{spec: &bpfcode.EventTrigger{Kind: kind, Filter: t.Filter}}
+	if kind == bpfcode.Snapshot {
+		q, err := b.snapshotQueue()
+		if err != nil {
+			return nil, err
+		}
+		et.spec.Queue = q
+	}
 	if targets(kind) {
 		sys, name, _ := strings.Cut(t.Target, ":")
 		switch ev := b.R.Event(sys, name); {
@@ -376,6 +384,9 @@ func (b *Backend) closeTriggers() {
 	}
 	b.trig = trigState{}
 	if m := b.tracingOn.m; m != nil {
+		m.Close()
+	}
+	if m := b.snapQ.m; m != nil {
 		m.Close()
 	}
 }
