@@ -112,7 +112,26 @@ type HistAction struct {
 	Save     bool
 	Params   []*HistExpr
 	Target   *SynthTarget
+	// Snapshot is a snapshot() action: the kernel's conditional
+	// snapshot, taken when the new value also beats (or differs from)
+	// the one value the whole trace follows.
+	Snapshot *HistSnapshot
 }
+
+// HistSnapshot is the state of a snapshot() action.
+type HistSnapshot struct {
+	// Global is a BPF_MAP_TYPE_ARRAY of one value of
+	// HistSnapshotSize(KeySize) bytes: the value of the last snapshot
+	// (u64), 1 once one was taken (u64), the comm of the hit that took
+	// it (16 bytes) and its key.
+	Global asm.FDer
+	// Queue is the snapshot triggers' queue (EventTrigger.Queue).
+	Queue asm.FDer
+}
+
+// HistSnapshotSize is the size of a HistSnapshot's Global value for a
+// histogram with keys of keySize bytes.
+func HistSnapshotSize(keySize int) int { return 32 + keySize }
 
 // SynthTarget is a synthetic event as hist actions generate it.
 type SynthTarget struct {
@@ -286,6 +305,12 @@ func (h *Hist) checkVars() error {
 			return fmt.Errorf("tracked value: %w", ErrHistUnsupported)
 		}
 		if a.Save {
+			continue
+		}
+		if sn := a.Snapshot; sn != nil {
+			if a.Track == 0 || sn.Global == nil || sn.Queue == nil {
+				return fmt.Errorf("snapshot() without its handler or maps: %w", ErrHistUnsupported)
+			}
 			continue
 		}
 		t := a.Target
@@ -513,7 +538,11 @@ func (e *emitter) histActions(h *Hist, area int) error {
 			}
 			e.emit(asm.StoreMem(rVal, off, asm.R1, asm.DWord))
 		}
-		if a.Save {
+		if a.Snapshot != nil {
+			if err := e.histSnapshot(h, a, area); err != nil {
+				return err
+			}
+		} else if a.Save {
 			for i, x := range h.Saves {
 				if x.Str != nil {
 					// save_track_data_vars: the string, up to its NUL,
@@ -674,3 +703,45 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 // time, u32 CPU, u32 0, the comm (16 bytes), u32 the event's number
 // (SynthTarget.Num), u32 the task's pid. It is the static events' header.
 const SynthHeader = 40
+
+// histSnapshot is save_track_data_snapshot: the value that passed the
+// entry's handler is checked against the trace's one tracked value
+// (cond_snapshot_update); when it passes too, it becomes that value with
+// the hit's comm and key, and the swap is queued.
+func (e *emitter) histSnapshot(h *Hist, a *HistAction, area int) error {
+	skip := e.newLabel()
+	e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+	if err := e.lookup(a.Snapshot.Global, stkKey); err != nil {
+		return err
+	}
+	e.emit(
+		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.LoadMem(asm.R1, rBuf, int16(area+histRefsOff+8*(a.TrackRef-1)), asm.DWord),
+		asm.LoadMem(asm.R2, asm.R0, 0, asm.DWord),
+	)
+	if a.Track == '>' {
+		e.emit(asm.JLE.Reg(asm.R1, asm.R2, skip))
+	} else {
+		e.emit(asm.JEq.Reg(asm.R1, asm.R2, skip))
+	}
+	e.emit(
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, 8, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, rBuf, 16, asm.DWord), // the comm
+		asm.StoreMem(asm.R0, 16, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, rBuf, 24, asm.DWord),
+		asm.StoreMem(asm.R0, 24, asm.R1, asm.DWord),
+	)
+	for off := 0; off < h.KeySize; off += 8 {
+		e.emit(
+			asm.LoadMem(asm.R1, rBuf, int16(area+off), asm.DWord),
+			asm.StoreMem(asm.R0, int16(32+off), asm.R1, asm.DWord),
+		)
+	}
+	if err := e.pushSnapshot(a.Snapshot.Queue); err != nil {
+		return err
+	}
+	e.mark(skip)
+	return nil
+}

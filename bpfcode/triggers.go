@@ -174,7 +174,7 @@ func (e *emitter) trigger(t *EventTrigger, size int) error {
 		if err := e.triggerCount(t, skip); err != nil {
 			return err
 		}
-		if err := e.snapshot(t); err != nil {
+		if err := e.pushSnapshot(t.Queue); err != nil {
 			return err
 		}
 		e.mark(skip)
@@ -257,9 +257,9 @@ func (e *emitter) triggerCount(t *EventTrigger, skip string) error {
 	return nil
 }
 
-// snapshot pushes the swap's time, pid, CPU and comm (stkKeyB..stkKey,
-// 32 bytes) onto the trigger's queue. The record's time is at rBuf+0.
-func (e *emitter) snapshot(t *EventTrigger) error {
+// pushSnapshot pushes the swap's time, pid, CPU and comm (stkKeyB..stkKey,
+// 32 bytes) onto a snapshot queue. The record's time is at rBuf+0.
+func (e *emitter) pushSnapshot(queue asm.FDer) error {
 	e.emit(asm.LoadMem(asm.R1, rBuf, 0, asm.DWord))
 	if e.p.condTriggers() {
 		// The record was decided before the triggers ran.
@@ -276,7 +276,7 @@ func (e *emitter) snapshot(t *EventTrigger) error {
 		asm.Mov.Imm(asm.R2, 16),
 		asm.FnGetCurrentComm.Call(),
 	)
-	if err := e.mapPtr(asm.R1, t.Queue); err != nil {
+	if err := e.mapPtr(asm.R1, queue); err != nil {
 		return err
 	}
 	e.emit(

@@ -223,30 +223,89 @@ func utilLs(u *utilCtx, args []string) int {
 	return st
 }
 
-// breToERE turns a POSIX basic regular expression into Go (ERE) syntax.
+// breToERE turns a POSIX basic regular expression into Go (ERE) syntax:
+// \( \) \{ \} \| \+ \? are the operators and their plain forms literal;
+// ^ anchors only at the start of the pattern or of a group, $ only at the
+// end of either, and * is literal where it repeats nothing; a bracket
+// expression is copied with its backslashes literal.
 func breToERE(p string) string {
 	var b strings.Builder
+	start := true // at the start of the pattern or of a group
 	for i := 0; i < len(p); i++ {
 		c := p[i]
-		if c == '\\' && i+1 < len(p) {
+		atStart := start
+		start = false
+		switch {
+		case c == '\\' && i+1 < len(p):
 			n := p[i+1]
+			i++
 			switch n {
-			case '(', ')', '{', '}', '|', '+', '?':
+			case '(', '|':
+				b.WriteByte(n)
+				start = true
+			case ')', '{', '}', '+', '?':
 				b.WriteByte(n)
 			default:
 				b.WriteByte('\\')
 				b.WriteByte(n)
 			}
-			i++
-			continue
-		}
-		switch c {
-		case '(', ')', '{', '}', '|', '+', '?':
+		case c == '^' && atStart:
+			b.WriteByte(c)
+			start = true // a * after ^ is literal too
+		case c == '$' && (i+1 == len(p) || strings.HasPrefix(p[i+1:], "\\)") || strings.HasPrefix(p[i+1:], "\\|")):
+			b.WriteByte(c)
+		case c == '*' && atStart:
+			b.WriteString("\\*")
+		case c == '[':
+			j := bracketEnd(p, i)
+			if j < 0 {
+				b.WriteString("\\[")
+				continue
+			}
+			b.WriteByte('[')
+			for _, r := range p[i+1 : j] {
+				if r == '\\' {
+					b.WriteString("\\\\")
+					continue
+				}
+				b.WriteRune(r)
+			}
+			b.WriteByte(']')
+			i = j
+		case strings.IndexByte("(){}|+?^$", c) >= 0:
 			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
 		}
-		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// bracketEnd is the index of the ] closing the bracket expression that
+// opens at p[i] ('['), or -1: a ] first (after an optional ^) is a
+// member, and [: :], [. .] and [= =] are skipped whole.
+func bracketEnd(p string, i int) int {
+	j := i + 1
+	if j < len(p) && p[j] == '^' {
+		j++
+	}
+	if j < len(p) && p[j] == ']' {
+		j++
+	}
+	for ; j < len(p); j++ {
+		switch {
+		case p[j] == ']':
+			return j
+		case p[j] == '[' && j+1 < len(p) && strings.IndexByte(":.=", p[j+1]) >= 0:
+			end := strings.Index(p[j+2:], string(p[j+1])+"]")
+			if end < 0 {
+				return -1
+			}
+			j += 2 + end + 1
+		}
+	}
+	return -1
 }
 
 func utilGrep(u *utilCtx, args []string) int {

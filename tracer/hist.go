@@ -22,7 +22,9 @@ import (
 // them (Spec, given to Config.EventOptions or AttachEvent).
 type Hist struct {
 	m, counts, pause *ebpf.Map
-	nvals            int
+	// snap is a snapshot() action's state (bpfcode.HistSnapshot.Global).
+	snap  *ebpf.Map
+	nvals int
 	// Spec is what a probe's program needs to count into the histogram.
 	// The targets of its actions (Spec.Actions[i].Target) are set by
 	// whoever attaches it: Synthetics names them.
@@ -62,6 +64,17 @@ func NewHist(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (h *Hist, err
 		return nil, fmt.Errorf("tracer: creating a histogram map: %w", err)
 	}
 	spec.Map, spec.Counts, spec.Pause = h.m, h.counts, h.pause
+	for _, a := range spec.Actions {
+		if a.Snapshot == nil {
+			continue
+		}
+		if h.snap == nil {
+			if h.snap, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_hsnap", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(bpfcode.HistSnapshotSize(spec.KeySize)), MaxEntries: 1}); err != nil {
+				return nil, fmt.Errorf("tracer: creating a snapshot() action's state: %w", err)
+			}
+		}
+		a.Snapshot.Global = h.snap
+	}
 	if err := h.SetPaused(t.Paused); err != nil {
 		return nil, err
 	}
@@ -135,6 +148,14 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 	}
 	var synths []string
 	tracks, saves := h.Tracks()
+	for _, a := range h.Actions {
+		if a.IsSnapshot() {
+			// Its entries' tracked value, which the hist file does
+			// not show: after the others (Entry.Track keeps their
+			// order).
+			tracks = append(tracks, a)
+		}
+	}
 	spec.NTrack = len(tracks)
 	for _, sv := range saves {
 		e, err := x.param(sv)
@@ -144,10 +165,12 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 		spec.Saves = append(spec.Saves, e)
 	}
 	for _, a := range h.Actions {
-		if a.IsSnapshot() {
-			return nil, nil, unsupported("snapshot() actions")
-		}
 		act := &bpfcode.HistAction{Save: a.IsSave()}
+		if a.IsSnapshot() {
+			// Its maps: Global made by NewHist, Queue by whoever
+			// attaches it (SetSnapshotQueue).
+			act.Snapshot = &bpfcode.HistSnapshot{}
+		}
 		if a.IsOnMax() || a.IsOnChange() {
 			act.Track, act.TrackIdx = '!', slices.Index(tracks, a)
 			if a.IsOnMax() {
@@ -374,7 +397,43 @@ func (h *Hist) Table() (*trigger.Table, error) {
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("tracer: reading a histogram: %w", err)
 	}
+	if err := h.snapshotTaken(tab); err != nil {
+		return nil, err
+	}
 	return tab, nil
+}
+
+// SetSnapshotQueue gives the histogram's snapshot() actions the queue
+// their swaps go to (bpfcode.EventTrigger.Queue).
+func (h *Hist) SetSnapshotQueue(q *ebpf.Map) {
+	for _, a := range h.Spec.Actions {
+		if a.Snapshot != nil {
+			a.Snapshot.Queue = q
+		}
+	}
+}
+
+// HasSnapshot reports whether the histogram has a snapshot() action.
+func (h *Hist) HasSnapshot() bool { return h.snap != nil }
+
+// snapshotTaken reads the snapshot() action's last snapshot into tab.
+func (h *Hist) snapshotTaken(tab *trigger.Table) error {
+	if h.snap == nil {
+		return nil
+	}
+	var val []byte
+	if err := h.snap.Lookup(uint32(0), &val); err != nil {
+		return fmt.Errorf("tracer: a snapshot() action's state: %w", err)
+	}
+	if binary.LittleEndian.Uint64(val[8:]) == 0 {
+		return nil
+	}
+	comm := val[16:32]
+	if i := bytes.IndexByte(comm, 0); i >= 0 {
+		comm = comm[:i]
+	}
+	tab.Snapshot = &trigger.Entry{Key: append([]byte(nil), val[32:]...), Comm: string(comm), Track: []uint64{binary.LittleEndian.Uint64(val)}}
+	return nil
 }
 
 // Clear empties the histogram and zeroes its totals (a "clear" command).
@@ -405,7 +464,7 @@ func (h *Hist) Clear() error {
 // keep them until they are detached.
 func (h *Hist) Close() error {
 	var errs []error
-	for _, m := range []**ebpf.Map{&h.m, &h.counts, &h.pause} {
+	for _, m := range []**ebpf.Map{&h.m, &h.counts, &h.pause, &h.snap} {
 		if *m != nil {
 			errs = append(errs, (*m).Close())
 			*m = nil

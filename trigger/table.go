@@ -75,6 +75,10 @@ type Table struct {
 	// Hits counts the hits that found or created an entry; Drops those
 	// whose new key did not fit (the table had Hist.Size entries).
 	Hits, Drops uint64
+	// Snapshot is the hit that took the last snapshot of a snapshot()
+	// action (its key and comm, and the value in Track[0]); nil: none
+	// taken.
+	Snapshot *Entry
 }
 
 // Names resolves the names key formats print: the kernel symbol covering
@@ -108,6 +112,18 @@ func (t *Trigger) Text(tab *Table, names Names, d SortVariant) string {
 			h.printEntry(&b, e, slots, names, st)
 		}
 		n = len(entries)
+		if a := h.snapshotAction(); a != nil && tab.Snapshot != nil && len(tab.Snapshot.Track) > 0 {
+			// track_data_snapshot_print.
+			handler := "onchange"
+			if a.Handler == handlerOnMax {
+				handler = "onmax"
+			}
+			b.WriteString("\nSnapshot taken (see tracing/snapshot).  Details:\n")
+			fmt.Fprintf(&b, "\ttriggering value { %s(%s) }: %10d", handler, a.VarStr, tab.Snapshot.Track[0])
+			b.WriteString("\ttriggered by event with key: ")
+			h.printKey(&b, tab.Snapshot, slots, names)
+			b.WriteByte('\n')
+		}
 	}
 	var hits, drops uint64
 	if tab != nil {
@@ -117,75 +133,19 @@ func (t *Trigger) Text(tab *Table, names Names, d SortVariant) string {
 	return b.String()
 }
 
+// snapshotAction is the trigger's snapshot() action, if it has one.
+func (h *Hist) snapshotAction() *Action {
+	for _, a := range h.Actions {
+		if a.Kind == actionSnapshot {
+			return a
+		}
+	}
+	return nil
+}
+
 // printEntry is hist_trigger_entry_print.
 func (h *Hist) printEntry(b *strings.Builder, e *Entry, slots []KeySlot, names Names, st []valStat) {
-	b.WriteString("{ ")
-	multiline := false
-	for i, s := range slots {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		f := s.Field
-		name := f.name()
-		var u uint64
-		if s.Offset+8 <= len(e.Key) {
-			u = binary.LittleEndian.Uint64(e.Key[s.Offset:])
-		}
-		switch {
-		case f.Flags&flHex != 0:
-			fmt.Fprintf(b, "%s: %x", name, u)
-		case f.Flags&flSym != 0:
-			fmt.Fprintf(b, "%s: [%x] %-45s", name, u, symbolText(names, u, false))
-		case f.Flags&flSymOffset != 0:
-			fmt.Fprintf(b, "%s: [%x] %-55s", name, u, symbolText(names, u, true))
-		case f.Flags&flSyscall != 0:
-			call := "unknown_syscall"
-			if names != nil {
-				if n, ok := names.SyscallName(u); ok {
-					call = n
-				}
-			}
-			fmt.Fprintf(b, "%s: %-30s[%3d]", name, call, u)
-		case f.Flags&flExecname != 0:
-			comm := e.Comm
-			if u == 0 {
-				// save_comm names the idle task so.
-				comm = "<idle>"
-			}
-			fmt.Fprintf(b, "%s: %-16s[%10d]", name, comm, u)
-		case f.Flags&flStacktrace != 0:
-			if f.Name != "" {
-				b.WriteString(f.Name + ".stacktrace")
-			} else {
-				b.WriteString(name + ":\n")
-			}
-			for off := s.Offset; off+8 <= s.Offset+f.Size && off+8 <= len(e.Key); off += 8 {
-				pc := binary.LittleEndian.Uint64(e.Key[off:])
-				if pc == 0 {
-					break
-				}
-				b.WriteString("         " + symbolText(names, pc, true) + "\n")
-			}
-			multiline = true
-		case f.Flags&flLog2 != 0:
-			fmt.Fprintf(b, "%s: ~ 2^%-2d", name, u)
-		case f.Flags&flBucket != 0:
-			fmt.Fprintf(b, "%s: ~ %d-%d", name, u, u+f.Buckets-1)
-		case f.Flags&flString != 0:
-			end := min(s.Offset+f.Size, len(e.Key))
-			str := e.Key[s.Offset:end]
-			if i := bytes.IndexByte(str, 0); i >= 0 {
-				str = str[:i]
-			}
-			fmt.Fprintf(b, "%s: %-50s", name, str)
-		default:
-			fmt.Fprintf(b, "%s: %10d", name, u)
-		}
-	}
-	if !multiline {
-		b.WriteByte(' ')
-	}
-	b.WriteByte('}')
+	h.printKey(b, e, slots, names)
 	if !h.NoHitcount {
 		fmt.Fprintf(b, " hitcount: %10d", e.Sums[0])
 	}
@@ -539,4 +499,75 @@ func heapSort(x []*Entry, cmp func(a, b *Entry) int, v SortVariant) {
 			x[b], x[c] = x[c], x[b]
 		}
 	}
+}
+
+// printKey is hist_trigger_print_key: "{ KEY: VALUE, ... }".
+func (h *Hist) printKey(b *strings.Builder, e *Entry, slots []KeySlot, names Names) {
+	b.WriteString("{ ")
+	multiline := false
+	for i, s := range slots {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		f := s.Field
+		name := f.name()
+		var u uint64
+		if s.Offset+8 <= len(e.Key) {
+			u = binary.LittleEndian.Uint64(e.Key[s.Offset:])
+		}
+		switch {
+		case f.Flags&flHex != 0:
+			fmt.Fprintf(b, "%s: %x", name, u)
+		case f.Flags&flSym != 0:
+			fmt.Fprintf(b, "%s: [%x] %-45s", name, u, symbolText(names, u, false))
+		case f.Flags&flSymOffset != 0:
+			fmt.Fprintf(b, "%s: [%x] %-55s", name, u, symbolText(names, u, true))
+		case f.Flags&flSyscall != 0:
+			call := "unknown_syscall"
+			if names != nil {
+				if n, ok := names.SyscallName(u); ok {
+					call = n
+				}
+			}
+			fmt.Fprintf(b, "%s: %-30s[%3d]", name, call, u)
+		case f.Flags&flExecname != 0:
+			comm := e.Comm
+			if u == 0 {
+				// save_comm names the idle task so.
+				comm = "<idle>"
+			}
+			fmt.Fprintf(b, "%s: %-16s[%10d]", name, comm, u)
+		case f.Flags&flStacktrace != 0:
+			if f.Name != "" {
+				b.WriteString(f.Name + ".stacktrace")
+			} else {
+				b.WriteString(name + ":\n")
+			}
+			for off := s.Offset; off+8 <= s.Offset+f.Size && off+8 <= len(e.Key); off += 8 {
+				pc := binary.LittleEndian.Uint64(e.Key[off:])
+				if pc == 0 {
+					break
+				}
+				b.WriteString("         " + symbolText(names, pc, true) + "\n")
+			}
+			multiline = true
+		case f.Flags&flLog2 != 0:
+			fmt.Fprintf(b, "%s: ~ 2^%-2d", name, u)
+		case f.Flags&flBucket != 0:
+			fmt.Fprintf(b, "%s: ~ %d-%d", name, u, u+f.Buckets-1)
+		case f.Flags&flString != 0:
+			end := min(s.Offset+f.Size, len(e.Key))
+			str := e.Key[s.Offset:end]
+			if i := bytes.IndexByte(str, 0); i >= 0 {
+				str = str[:i]
+			}
+			fmt.Fprintf(b, "%s: %-50s", name, str)
+		default:
+			fmt.Fprintf(b, "%s: %10d", name, u)
+		}
+	}
+	if !multiline {
+		b.WriteByte(' ')
+	}
+	b.WriteByte('}')
 }

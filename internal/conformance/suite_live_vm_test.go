@@ -55,7 +55,6 @@ var liveKnown = map[string]string{
 	"trigger_truncate.sh":            "it writes a stacktrace trigger (refused, as above)",
 	"hist_stack_time_keys.sh":        "stacktrace keys are refused, as stacktrace triggers",
 	"hist_modifiers.sh":              "it writes a common_stacktrace key (refused, as above)",
-	"hist_handlers.sh":               "snapshot() actions are refused: no snapshot buffer",
 	"hist_trace_marker.sh":           "ktrace's tracefs has no events/ftrace/print, trace_marker's event",
 	"hist_combined.sh":               "a variable read from a histogram keyed differently is refused",
 	"hist_field_variables.sh":        "a field variable of another event (the histogram the kernel makes there for it) is refused",

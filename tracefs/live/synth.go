@@ -138,6 +138,13 @@ func (b *Backend) dropSynth(name string) {
 // generate. Called with mu held.
 func (b *Backend) fillTargets(hists []*tracer.Hist) error {
 	for _, h := range hists {
+		if h.HasSnapshot() {
+			q, err := b.snapshotQueue()
+			if err != nil {
+				return err
+			}
+			h.SetSnapshotQueue(q)
+		}
 		for i, name := range h.Synthetics {
 			if name == "" {
 				continue

@@ -12,7 +12,10 @@ import (
 // trace), with a filter or beside a filtered trigger (the record was
 // reserved first and is swapped aside with the trace), with a count, and
 // after the spare buffer was freed (the kernel writes why into the trace
-// and stops tracing). Lines are printed without their times and pids.
+// and stops tracing); a hist trigger's snapshot() action (the kernel's
+// conditional snapshot: the spare buffer cannot be freed meanwhile, and
+// the hist file tells which hit took it). Lines are printed without their
+// times and pids.
 const snapshotScript = `t=events/syscalls/sys_enter_sync/trigger
 e=events/syscalls/sys_enter_sync/enable
 strip() { sed 's/^ *[^ ]*-[0-9]* *\[[0-9]*\] [^ ]* *[0-9.]*: /: /'; }
@@ -47,6 +50,18 @@ grep -v '^#' trace | strip
 head -4 snapshot | tail -1
 echo '!snapshot' >> $t
 echo 1 > tracing_on
+echo > trace
+w=events/sched/sched_waking/trigger
+h='hist:keys=comm:p=pid:onchange($p).snapshot() if comm=="sleep"'
+echo 1 > events/sched/sched_waking/enable
+echo "$h" >> $w
+echo "free with snapshot(): $( { echo 0 > snapshot; } 2>&1 )"
+sleep 0.05
+echo 0 > events/sched/sched_waking/enable
+cat events/sched/sched_waking/hist | sed 's/[0-9][0-9]*/N/g'
+echo "sleep woken: snapshot $(grep -c 'sched_waking: comm=sleep' snapshot) trace $(grep -c 'sched_waking: comm=sleep' trace)"
+echo "!$h" >> $w
+echo 0 > snapshot
 echo > trace
 `
 
