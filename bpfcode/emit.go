@@ -15,9 +15,12 @@ type emitter struct {
 	reserve bool
 	p       *ProbeProgram
 	maps    *Maps
-	ins     asm.Instructions
-	label   string
-	nlabels int
+	// synthDepth is how deep in generated synthetic events the code
+	// being emitted runs (histvars.go, saveBufSlot).
+	synthDepth int
+	ins        asm.Instructions
+	label      string
+	nlabels    int
 	// filterRec is the size of the record the filter stage being
 	// emitted reads: the probe's own, or an event probe's attached one.
 	filterRec int

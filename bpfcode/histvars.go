@@ -220,6 +220,28 @@ const (
 // stkSaveBuf keeps the probe's rBuf while a synthetic record is built.
 const stkSaveBuf = -104
 
+// MaxSynthDepth bounds how deep synthetic events generate others (a
+// synthetic event's histogram with an onmatch() action generates one
+// more, inline in the same program).
+const MaxSynthDepth = 3
+
+// saveBufSlot and saveValSlot keep rBuf and the entry (rVal) while the
+// record of a synthetic event generated at depth d is built: d 0 by the
+// probe's histograms, d 1 by that synthetic event's, and so on.
+func saveBufSlot(d int) int16 {
+	if d == 0 {
+		return stkSaveBuf
+	}
+	return int16(-208 - 16*(d-1))
+}
+
+func saveValSlot(d int) int16 {
+	if d == 0 {
+		return stkSaveVal
+	}
+	return int16(-216 - 16*(d-1))
+}
+
 // checkExpr reports whether the hist stage can compute x.
 func (h *Hist) checkExpr(x *HistExpr, depth int) error {
 	if x == nil {
@@ -346,9 +368,6 @@ func (h *Hist) checkVars() error {
 			}
 		}
 		for _, sh := range t.Hists {
-			if len(sh.Actions) > 0 {
-				return fmt.Errorf("actions of a synthetic event's histogram: %w", ErrHistUnsupported)
-			}
 			if err := CheckHist(sh); err != nil {
 				return err
 			}
@@ -558,11 +577,11 @@ func (e *emitter) histActions(h *Hist, area int) error {
 				e.emit(asm.StoreMem(rVal, int16(lay.SaveOff(i)), asm.R1, asm.DWord))
 			}
 		} else {
-			e.emit(asm.StoreMem(asm.R10, stkSaveVal, rVal, asm.DWord))
+			e.emit(asm.StoreMem(asm.R10, saveValSlot(e.synthDepth), rVal, asm.DWord))
 			if err := e.synthAction(a, area); err != nil {
 				return err
 			}
-			e.emit(asm.LoadMem(rVal, asm.R10, stkSaveVal, asm.DWord))
+			e.emit(asm.LoadMem(rVal, asm.R10, saveValSlot(e.synthDepth), asm.DWord))
 		}
 		e.mark(skip)
 	}
@@ -583,9 +602,13 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		}
 		e.emit(asm.StoreMem(rBuf, int16(area+histParamOff+8*i), asm.R1, asm.DWord))
 	}
+	if e.synthDepth >= MaxSynthDepth {
+		return fmt.Errorf("synthetic events generated more than %d deep: %w", MaxSynthDepth, ErrHistUnsupported)
+	}
+	slot := saveBufSlot(e.synthDepth)
 	offs, data, size := SynthLayout(t.Fields)
 	done := e.newLabel()
-	e.emit(asm.StoreMem(asm.R10, stkSaveBuf, rBuf, asm.DWord))
+	e.emit(asm.StoreMem(asm.R10, slot, rBuf, asm.DWord))
 	e.emit(
 		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
 		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
@@ -595,9 +618,12 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 	}
 	e.emit(asm.JEq.Imm(asm.R0, 0, done))
 	// Header: the hit's time, CPU and comm, the event's number, the
-	// task's pid; then the common fields and the values.
+	// task's pid; then the common fields and the values. The time is
+	// the generating record's plus 1 ns: the kernel reserves the
+	// synthetic record after that one, and the trace orders them so.
 	e.emit(
 		asm.LoadMem(asm.R1, rBuf, 0, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, rBuf, 8, asm.Word),
 		asm.StoreMem(asm.R0, 8, asm.R1, asm.Word),
@@ -633,7 +659,7 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		if !f.String {
 			continue
 		}
-		e.emit(asm.LoadMem(rTmp9, asm.R10, stkSaveBuf, asm.DWord))
+		e.emit(asm.LoadMem(rTmp9, asm.R10, slot, asm.DWord))
 		dst := offs[i]
 		if f.Dynamic {
 			dst = data[i]
@@ -662,11 +688,13 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 	ownFields, filterRec, scratch := e.ownFields, e.filterRec, e.p.ScratchSize
 	e.ownFields, e.filterRec, e.p.ScratchSize = false, size, SynthScratch(t.Fields)
 	sarea := FilterScratch(size)
+	e.synthDepth++
 	for _, sh := range t.Hists {
 		if err := e.hist(sh, size, sarea); err != nil {
 			return err
 		}
 	}
+	e.synthDepth--
 	if err := e.switchValue(t.Switch, done); err != nil {
 		return err
 	}
@@ -694,7 +722,7 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		asm.FnRingbufOutput.Call(),
 	)
 	e.mark(done)
-	e.emit(asm.LoadMem(rBuf, asm.R10, stkSaveBuf, asm.DWord))
+	e.emit(asm.LoadMem(rBuf, asm.R10, slot, asm.DWord))
 	e.ownFields, e.filterRec, e.p.ScratchSize = ownFields, filterRec, scratch
 	return nil
 }

@@ -410,8 +410,21 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 			drop()
 			e.mark(on)
 		}
+		own := ""
+		if e.p.IgnoreTgid != 0 && e.p.lateIgnore() {
+			// ktrace's own hit: counted above, not recorded.
+			own = post
+			if own == "" {
+				own = e.newLabel()
+			}
+			e.ignoreTgid(e.p.IgnoreTgid, own)
+		}
 		if err := e.output(post); err != nil {
 			return nil, err
+		}
+		if own != "" && own != post {
+			e.mark(own)
+			e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 		}
 	}
 	if post != "" {
@@ -472,7 +485,7 @@ func (e *emitter) prologue() error {
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
 	)
-	if e.p.IgnoreTgid != 0 {
+	if e.p.IgnoreTgid != 0 && !e.p.lateIgnore() {
 		keep := e.newLabel()
 		e.emit(
 			asm.RSh.Imm(asm.R0, 32),

@@ -76,7 +76,10 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
 	)
-	if p.IgnoreTgid != 0 {
+	if p.IgnoreTgid != 0 && len(p.Hists) == 0 && len(p.Triggers) == 0 {
+		// Nothing but the record: ktrace's own hits end here (with
+		// histograms or triggers, they count there and only their
+		// record is dropped, in staticTail).
 		keep := e.newLabel()
 		e.emit(
 			asm.RSh.Imm(asm.R0, 32),
@@ -160,6 +163,9 @@ func (e *emitter) staticTail(p *TracepointHist) error {
 			if err := e.filterStageTo(p.Filter, p.Size, post); err != nil {
 				return err
 			}
+		}
+		if p.IgnoreTgid != 0 {
+			e.ignoreTgid(p.IgnoreTgid, post)
 		}
 		e.emit(
 			// The static events' header: the read's result (0), the

@@ -287,3 +287,19 @@ func (e *emitter) pushSnapshot(queue asm.FDer) error {
 	)
 	return nil
 }
+
+// lateIgnore reports whether ktrace's own hits (IgnoreTgid) go through the
+// event's histograms and triggers, and only their record is dropped: a
+// hit in ktrace's own task still happened (a task switched in from one
+// of ktrace's threads, say), and the kernel's histograms would count it.
+func (p *ProbeProgram) lateIgnore() bool { return len(p.Hists) > 0 || len(p.Triggers) > 0 }
+
+// ignoreTgid jumps to skip when the hit is in process tgid (ktrace's
+// own), from the pid and tgid kept at stkPidTgid.
+func (e *emitter) ignoreTgid(tgid uint32, skip string) {
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkPidTgid, asm.DWord),
+		asm.RSh.Imm(asm.R1, 32),
+		asm.JEq.Imm(asm.R1, int32(tgid), skip),
+	)
+}

@@ -232,8 +232,13 @@ func (x *exprs) refs(others func(*trigger.Hist) *Hist) error {
 			if oh == nil {
 				return fmt.Errorf("variable $%s of a histogram ktrace does not count", v.Var)
 			}
-			if oh.Spec.KeySize != x.spec.KeySize {
-				return fmt.Errorf("variable $%s of a histogram keyed differently", v.Var)
+			if oh.Spec.KeySize > x.spec.KeySize {
+				// The kernel's resolve_var_refs looks the variable's
+				// histogram up with this hit's key, as many bytes as
+				// that histogram's keys take: a prefix of this key
+				// when they are no longer. Longer ones would read
+				// past the key.
+				return fmt.Errorf("variable $%s of a histogram with longer keys", v.Var)
 			}
 			ref.Map, ref.Layout = oh.m, oh.Spec.Layout()
 		}

@@ -51,16 +51,12 @@ if cmp -s /tmp/kformats /tmp/ktformats; then echo @@FORMATS-SAME; else echo @@FO
 // does there that ktrace refuses or lacks. The suite reports them instead
 // of failing, and says when one passes.
 var liveKnown = map[string]string{
-	"trigger_stacktrace.sh":          "stacktrace triggers are refused: the kernel's stacks start in its own tracing code (kprobe_trace_func, an ftrace trampoline's address, trace_event_raw_event_*), which a BPF program cannot reproduce",
-	"trigger_truncate.sh":            "it writes a stacktrace trigger (refused, as above)",
-	"hist_stack_time_keys.sh":        "stacktrace keys are refused, as stacktrace triggers",
-	"hist_modifiers.sh":              "it writes a common_stacktrace key (refused, as above)",
-	"hist_trace_marker.sh":           "ktrace's tracefs has no events/ftrace/print, trace_marker's event",
-	"hist_combined.sh":               "a variable read from a histogram keyed differently is refused",
-	"hist_field_variables.sh":        "a field variable of another event (the histogram the kernel makes there for it) is refused",
-	"6.1/hist_pause_clear.sh":        "disable_hist on sched_process_fork: under ktrace sh (the 6.1 guest has no FUSE for a mount) the forks are ktrace's own, which its programs ignore",
-	"6.1/hist_multi.sh":              "forks made by ktrace sh itself are not traced (its own process's hits are ignored)",
-	"6.1/records_survive_disable.sh": "flaky under load: a static event enabled again right after its disable sometimes loses its record (open)",
+	"trigger_stacktrace.sh":   "stacktrace triggers are refused: the kernel's stacks start in its own tracing code (kprobe_trace_func, an ftrace trampoline's address, trace_event_raw_event_*), which a BPF program cannot reproduce",
+	"trigger_truncate.sh":     "it writes a stacktrace trigger (refused, as above)",
+	"hist_stack_time_keys.sh": "stacktrace keys are refused, as stacktrace triggers",
+	"hist_modifiers.sh":       "it writes a common_stacktrace key (refused, as above)",
+	"hist_trace_marker.sh":    "ktrace's tracefs has no events/ftrace/print, trace_marker's event",
+	"hist_field_variables.sh": "a field variable of another event (the histogram the kernel makes there for it) is refused",
 }
 
 // formatsScript prints every static event's format file (the kernel's

@@ -185,18 +185,19 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 	s := &staticEvent{num: st.next, ev: ev}
 	st.mu.Unlock()
 	l, err := link.Tracepoint(se.System, se.Name, prog, &link.TracepointOptions{Cookie: uint64(s.num)})
-	if errors.Is(err, os.ErrExist) {
+	if linkExists(err) {
 		// The same program is still on the tracepoint: a link closing
 		// in the background (a disable just before), which the kernel
 		// may release a little after the close returns. Wait for it,
 		// then give the event a program of its own if need be.
 		st.closing.Wait()
 		l, err = link.Tracepoint(se.System, se.Name, prog, &link.TracepointOptions{Cookie: uint64(s.num)})
-		if errors.Is(err, os.ErrExist) {
+		if linkExists(err) {
 			var own *ebpf.Program
 			if own, err = staticProgram(st.ring, st.tracing, roundSize(recordSize(ev)), os.Getpid()); err == nil {
 				if l, err = link.Tracepoint(se.System, se.Name, own, &link.TracepointOptions{Cookie: uint64(s.num)}); err != nil {
 					own.Close()
+					err = fmt.Errorf("a program of its own, the shared one still attached: %w", err)
 				} else {
 					s.own = own
 				}
@@ -220,6 +221,14 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 	st.byNum[s.num] = s
 	st.mu.Unlock()
 	return nil
+}
+
+// linkExists reports whether attaching a program failed with EEXIST: the
+// same program is still on the tracepoint. cilium/ebpf reports a perf
+// link's failure with the errno's text only (formatted with %v), so the
+// text is checked too.
+func linkExists(err error) bool {
+	return err != nil && (errors.Is(err, os.ErrExist) || strings.HasSuffix(err.Error(), ": "+syscall.EEXIST.Error()))
 }
 
 // program returns the program copying size bytes (rounded up to a power

@@ -40,6 +40,15 @@ func (s *synthOut) close() {
 // synthTarget is synthetic event name as its generators write it, made at
 // first use. Called with mu held.
 func (b *Backend) synthTarget(name string) (*bpfcode.SynthTarget, error) {
+	return b.synthTargetAt(name, 0)
+}
+
+// synthTargetAt is synthTarget for an event generated depth synthetic
+// events deep: its own histograms' actions get their targets too.
+func (b *Backend) synthTargetAt(name string, depth int) (*bpfcode.SynthTarget, error) {
+	if depth >= bpfcode.MaxSynthDepth {
+		return nil, fmt.Errorf("synthetic event %s: generated more than %d synthetic events deep: %w", name, bpfcode.MaxSynthDepth, bpfcode.ErrHistUnsupported)
+	}
 	ev := b.R.Event(synth.System, name)
 	if ev == nil || ev.Synth == nil {
 		return nil, fmt.Errorf("synthetic event %s: %w", name, syscall.ENOENT)
@@ -79,7 +88,11 @@ func (b *Backend) synthTarget(name string) (*bpfcode.SynthTarget, error) {
 		Fields: fields, EventID: uint16(ev.ID), Num: so.out.num,
 		Ring: st.ring, Scratch: so.scratch, Switch: so.sw, Filter: ev.Filter,
 	}
-	for _, h := range b.activeHists(evID{ev.Group, ev.Name, ev.Serial}) {
+	hists := b.activeHists(evID{ev.Group, ev.Name, ev.Serial})
+	if err := b.fillTargetsAt(hists, depth+1); err != nil {
+		return nil, err
+	}
+	for _, h := range hists {
 		t.Hists = append(t.Hists, h.Spec)
 	}
 	return t, nil
@@ -137,6 +150,12 @@ func (b *Backend) dropSynth(name string) {
 // fillTargets gives the actions of hists the synthetic events they
 // generate. Called with mu held.
 func (b *Backend) fillTargets(hists []*tracer.Hist) error {
+	return b.fillTargetsAt(hists, 0)
+}
+
+// fillTargetsAt is fillTargets for histograms of an event generated depth
+// synthetic events deep.
+func (b *Backend) fillTargetsAt(hists []*tracer.Hist, depth int) error {
 	for _, h := range hists {
 		if h.HasSnapshot() {
 			q, err := b.snapshotQueue()
@@ -149,7 +168,7 @@ func (b *Backend) fillTargets(hists []*tracer.Hist) error {
 			if name == "" {
 				continue
 			}
-			t, err := b.synthTarget(name)
+			t, err := b.synthTargetAt(name, depth)
 			if err != nil {
 				return err
 			}
@@ -179,8 +198,21 @@ func (b *Backend) generators(name string) []evID {
 // synthetic event name (its filter or hist triggers changed). Called
 // with mu held.
 func (b *Backend) regenerate(name string) error {
+	return b.regenerateAt(name, 0)
+}
+
+// regenerateAt is regenerate for a synthetic event generated depth deep:
+// a synthetic event that generates it is compiled in its own generators.
+func (b *Backend) regenerateAt(name string, depth int) error {
+	if depth >= bpfcode.MaxSynthDepth {
+		return nil
+	}
 	var errs []error
 	for _, key := range b.generators(name) {
+		if ev := b.R.Event(key.group, key.name); ev != nil && ev.Serial == key.serial && ev.Kind == events.Synthetic {
+			errs = append(errs, b.regenerateAt(ev.Name, depth+1))
+			continue
+		}
 		errs = append(errs, b.recompile(key))
 	}
 	return errors.Join(errs...)

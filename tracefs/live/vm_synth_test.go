@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -89,6 +90,46 @@ echo @@HIST; cat events/synthetic/wakeup_latency/hist; echo @@END-HIST
 echo @@MAX; cat events/sched/sched_switch/hist | grep -v '^#' | sed 's/next_pid: *[0-9]*/next_pid: P/; s/max: *[0-9]*/max: N/' | sort | uniq -c; echo @@END-MAX
 `
 
+// chainScript chains synthetic events as the histogram documentation's
+// combined example does: waking and wakeup latencies are generated from
+// the scheduler's events, and the wakeup latency's own histogram
+// generates a third event from a variable of each (its key, pid and lat,
+// begins with the pid the variables' histograms are keyed by). The
+// sleeping processes run busybox by path: both shells fork and exec it.
+const chainScript = `echo 'cwaking u64 lat; pid_t pid' >> synthetic_events
+echo 'cwakeup u64 lat; pid_t pid' >> synthetic_events
+echo 'cww u64 lat; pid_t pid' >> synthetic_events
+s=events/sched
+y=events/synthetic
+a='hist:keys=pid:cwaking_lat=common_timestamp.usecs-$cts0:onmatch(sched.sched_waking).cwaking($cwaking_lat,pid) if comm=="busybox"'
+b='hist:keys=next_pid:cwakeup_lat=common_timestamp.usecs-$cts1:onmatch(sched.sched_wakeup).cwakeup($cwakeup_lat,next_pid) if next_comm=="busybox"'
+c='hist:keys=pid,lat:sort=pid,lat:cww_lat=$cwaking_lat+$cwakeup_lat:onmatch(synthetic.cwakeup).cww($cww_lat,pid)'
+echo 'hist:keys=pid:cts0=common_timestamp.usecs if comm=="busybox"' >> $s/sched_waking/trigger
+echo "$a" >> $s/sched_wakeup/trigger
+echo 'hist:keys=pid:cts1=common_timestamp.usecs if comm=="busybox"' >> $s/sched_wakeup/trigger
+echo "$b" >> $s/sched_switch/trigger
+echo "$c" >> $y/cwakeup/trigger
+echo 'hist:keys=pid:vals=hitcount,lat:sort=pid' >> $y/cww/trigger
+for e in cwaking cwakeup cww; do echo 1 > $y/$e/enable; done
+/bin/busybox sleep 0.1
+/bin/busybox sleep 0.1
+/bin/busybox sleep 0.1
+for e in cwaking cwakeup cww; do echo 0 > $y/$e/enable; done
+echo @@TRACE; grep -E 'c(waking|wakeup|ww):' trace | sed 's/^.*: \(c[a-z]*:\)/\1/; s/lat=[0-9]*/lat=N/; s/pid=[0-9]*/pid=N/'; echo @@END-TRACE
+echo @@HIST; cat $y/cww/hist | sed 's/pid: *[0-9]*/pid: P/; s/lat: *[0-9]*/lat: N/'; echo @@END-HIST
+echo @@TRIGGERS; cat $y/cwakeup/trigger; echo @@END-TRIGGERS
+echo '!hist:keys=pid:vals=hitcount,lat:sort=pid' >> $y/cww/trigger
+echo "!$c" >> $y/cwakeup/trigger
+echo "!$b" >> $s/sched_switch/trigger
+echo '!hist:keys=pid:cts1=common_timestamp.usecs if comm=="busybox"' >> $s/sched_wakeup/trigger
+echo "!$a" >> $s/sched_wakeup/trigger
+echo '!hist:keys=pid:cts0=common_timestamp.usecs if comm=="busybox"' >> $s/sched_waking/trigger
+for e in cww cwakeup cwaking; do echo "!$e" >> synthetic_events; done
+echo @@CLEAN; grep -c '^c' synthetic_events; echo @@END-CLEAN
+echo local > trace_clock
+echo > trace
+`
+
 // synthNorm hides what differs between two runs of synthScript: the
 // latencies, pids and timestamps.
 var synthNorm = regexp.MustCompile(`lat=\d+|pid=\d+|d=\d+|(common_pid|pid|d|common_timestamp): +\d+|\[ *\d+\]`)
@@ -100,7 +141,7 @@ func TestSynthLiveVM(t *testing.T) {
 	vmtest.Require(t)
 	kt := vmtest.Ktrace(t)
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
-		s := runPairs(t, k, kt, pairScript{"", synthScript}, pairScript{"W", wakeupScript})
+		s := runPairs(t, k, kt, pairScript{"", synthScript}, pairScript{"W", wakeupScript}, pairScript{"C", chainScript})
 		kern, got := section(s, "KERNEL"), section(s, "KTRACE")
 		events := func(trace string) string {
 			var lines []string
@@ -130,6 +171,30 @@ func TestSynthLiveVM(t *testing.T) {
 		for _, sec := range []string{"TRACE", "HIST", "MAX"} {
 			if w, g := section(kern, sec), section(got, sec); g != w {
 				t.Errorf("wakeup latency: %s:\n%s\nkernel's:\n%s\nstderr:\n%s", sec, g, w, section(s, "WERR"))
+			}
+		}
+		kern, got = section(s, "CKERNEL"), section(s, "CKTRACE")
+		if strings.Count(section(kern, "TRACE"), "cww:") != 3 {
+			t.Fatalf("the kernel generated no chained latencies (test premise):\n%s", kern)
+		}
+		// A switch into the sleeper from one of ktrace's own threads
+		// is not seen (its programs skip ktrace's own hits), so ktrace
+		// may see fewer wakeups than the kernel: each one it sees must
+		// generate the chain as the kernel's do, and its histogram count
+		// them.
+		tr := section(got, "TRACE")
+		n := strings.Count(tr, "cww:")
+		if n == 0 || strings.Count(tr, "cwakeup: lat=N pid=N\ncww: lat=N pid=N") != n || strings.Count(tr, "cwakeup:") != n {
+			t.Errorf("chained synthetic events: TRACE:\n%s\nkernel's:\n%s\nstderr:\n%s", tr, section(kern, "TRACE"), section(s, "CERR"))
+		} else if n != 3 {
+			t.Logf("chained synthetic events: ktrace saw %d of the kernel's 3 wakeups", n)
+		}
+		if h := section(got, "HIST"); !strings.Contains(h, fmt.Sprintf("Hits: %d\n    Entries: %d\n", n, n)) || strings.Count(h, "} hitcount:          1  lat: N") != n {
+			t.Errorf("chained synthetic events: HIST, for %d records:\n%s\nkernel's:\n%s", n, h, section(kern, "HIST"))
+		}
+		for _, sec := range []string{"TRIGGERS", "CLEAN"} {
+			if w, g := section(kern, sec), section(got, sec); g != w {
+				t.Errorf("chained synthetic events: %s:\n%s\nkernel's:\n%s\nstderr:\n%s", sec, g, w, section(s, "CERR"))
 			}
 		}
 	})
