@@ -2,6 +2,8 @@ package tracefs
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/events"
@@ -335,9 +337,28 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 	f.mu.Unlock()
 	r := l.Write(p, ev)
 	if hb, ok := f.b.(HistBackend); ok && r.Errno == 0 {
-		if err := hb.SetTriggers(e.Group, e.Name, l); err != nil {
+		// The other events whose lists the write changed (the
+		// histograms the kernel makes there for field variables) go
+		// first: this event's triggers read their variables.
+		others := f.changedLists(k, saved)
+		var err error
+		for _, o := range others {
+			if err = hb.SetTriggers(o.key.group, o.key.name, o.list); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = hb.SetTriggers(e.Group, e.Name, l)
+		}
+		if err != nil {
 			for o, s := range saved {
 				o.Restore(s)
+			}
+			for _, o := range others {
+				if _, had := saved[o.list]; !had {
+					o.list.Restore(trigger.Saved{})
+				}
+				hb.SetTriggers(o.key.group, o.key.name, o.list)
 			}
 			r = trigger.Result{Errno: errnoOf(err)}
 		}
@@ -365,4 +386,35 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 		return 0, r.Errno
 	}
 	return len(p), nil
+}
+
+// keyedList is an event's trigger list.
+type keyedList struct {
+	key  eventKey
+	list *trigger.List
+}
+
+// changedLists are the trigger lists of other events than k that differ
+// from saved (or are new), in a stable order.
+func (f *FS) changedLists(k eventKey, saved map[*trigger.List]trigger.Saved) []keyedList {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []keyedList
+	for key, o := range f.triggers {
+		if key == k {
+			continue
+		}
+		s, had := saved[o]
+		if had && slices.Equal(s.Triggers(), o.Triggers) {
+			continue
+		}
+		if !had && len(o.Triggers) == 0 {
+			continue
+		}
+		out = append(out, keyedList{key, o})
+	}
+	slices.SortFunc(out, func(a, b keyedList) int {
+		return strings.Compare(a.key.group+"/"+a.key.name, b.key.group+"/"+b.key.name)
+	})
+	return out
 }

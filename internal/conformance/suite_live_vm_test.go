@@ -56,7 +56,6 @@ var liveKnown = map[string]string{
 	"hist_stack_time_keys.sh": "stacktrace keys are refused, as stacktrace triggers",
 	"hist_modifiers.sh":       "it writes a common_stacktrace key (refused, as above)",
 	"hist_trace_marker.sh":    "ktrace's tracefs has no events/ftrace/print, trace_marker's event",
-	"hist_field_variables.sh": "a field variable of another event (the histogram the kernel makes there for it) is refused",
 }
 
 // formatsScript prints every static event's format file (the kernel's
