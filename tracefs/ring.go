@@ -199,11 +199,18 @@ func (f *FS) traceText() string {
 	f.sync()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.ringText(&f.ring)
+}
+
+// ringText is a buffer as the trace file shows it: the nop tracer's
+// header with the buffer's counts, then its entries. Called with f.mu
+// held.
+func (f *FS) ringText(r *traceRing) string {
 	var b strings.Builder
-	n := len(f.ring.entries)
-	fmt.Fprintf(&b, traceHeaderFmt, n, uint64(n)+f.ring.overrun, f.cpus)
-	for i := range f.ring.entries {
-		f.ring.entries[i].writeTo(&b, f.comms)
+	n := len(r.entries)
+	fmt.Fprintf(&b, traceHeaderFmt, n, uint64(n)+r.overrun, f.cpus)
+	for i := range r.entries {
+		r.entries[i].writeTo(&b, f.comms)
 	}
 	return b.String()
 }

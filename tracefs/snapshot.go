@@ -2,7 +2,6 @@ package tracefs
 
 import (
 	"fmt"
-	"strings"
 	"syscall"
 
 	"github.com/ktrace-dev/ktrace/trigger"
@@ -153,13 +152,7 @@ func (f *FS) snapshotText() string {
 		}
 		return "# tracer: nop\n#\n" + fmt.Sprintf(snapshotHelp, state)
 	}
-	var b strings.Builder
-	n := len(f.snap.entries)
-	fmt.Fprintf(&b, traceHeaderFmt, n, uint64(n)+f.snap.overrun, f.cpus)
-	for i := range f.snap.entries {
-		f.snap.entries[i].writeTo(&b, f.comms)
-	}
-	return b.String()
+	return f.ringText(f.snap)
 }
 
 // writeSnapshot is a write to the snapshot file (tracing_snapshot_write):

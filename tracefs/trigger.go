@@ -270,19 +270,8 @@ func (f *FS) triggerEvent(e EventInfo, evs []EventInfo) *trigger.Event {
 			}
 			return out
 		},
-		Referenced: f.histReferenced,
-		SnapshotTaken: func() bool {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			for _, l := range f.triggers {
-				for _, h := range l.Hists() {
-					if h.HasSnapshot() {
-						return true
-					}
-				}
-			}
-			return false
-		},
+		Referenced:    f.histReferenced,
+		SnapshotTaken: f.condSnapshot,
 	}
 	ev.SetClock = func(name string) bool {
 		_, err := f.writeTraceClock([]byte(name))

@@ -69,8 +69,8 @@ type Backend struct {
 	// trig are the trigger commands other than hist, tracingOn is
 	// tracing_on (triggers.go). Guarded by mu.
 	trig      trigState
-	tracingOn tracingSwitch
-	snapQ     snapQueue
+	tracingOn lazyMap
+	snapQ     lazyMap
 	// staticOn is which static events are enabled ("SYSTEM/EVENT"), as
 	// tracefs last said or a trigger switched them. Guarded by mu.
 	staticOn map[string]bool

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/cilium/ebpf"
 
@@ -24,23 +23,16 @@ var _ tracefs.Snapshotter = (*Backend)(nil)
 // kernel snapshot that cannot be taken.
 const snapshotQueueSize = 4096
 
-// snapQueue is the snapshot triggers' queue, made at first use.
-type snapQueue struct {
-	once sync.Once
-	m    *ebpf.Map
-	err  error
-}
-
-// snapshotQueue returns the queue the snapshot triggers push onto.
+// snapshotQueue returns the queue the snapshot triggers push onto, made
+// at first use.
 func (b *Backend) snapshotQueue() (*ebpf.Map, error) {
-	q := &b.snapQ
-	q.once.Do(func() {
-		q.m, q.err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_snap", Type: ebpf.Queue, ValueSize: bpfcode.SnapshotRecordSize, MaxEntries: snapshotQueueSize})
-		if q.err != nil {
-			q.err = fmt.Errorf("creating the snapshot triggers' queue: %w", q.err)
+	return b.snapQ.get(func() (*ebpf.Map, error) {
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_snap", Type: ebpf.Queue, ValueSize: bpfcode.SnapshotRecordSize, MaxEntries: snapshotQueueSize})
+		if err != nil {
+			return nil, fmt.Errorf("creating the snapshot triggers' queue: %w", err)
 		}
+		return m, nil
 	})
-	return q.m, q.err
 }
 
 // Snapshots takes the snapshot triggers' firings off the queue, oldest

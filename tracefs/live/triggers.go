@@ -24,22 +24,29 @@ import (
 
 var _ tracefs.TracingBackend = (*Backend)(nil)
 
-// tracingSwitch is tracing_on as the programs see it, made at first use.
-type tracingSwitch struct {
+// lazyMap is a map the backend makes at first use (tracing_on, the
+// snapshot triggers' queue).
+type lazyMap struct {
 	once sync.Once
 	m    *ebpf.Map
 	err  error
 }
 
+// get returns the map, made by mk the first time.
+func (l *lazyMap) get(mk func() (*ebpf.Map, error)) (*ebpf.Map, error) {
+	l.once.Do(func() { l.m, l.err = mk() })
+	return l.m, l.err
+}
+
 // tracing returns the tracing_on map (on when made).
 func (b *Backend) tracing() (*ebpf.Map, error) {
-	t := &b.tracingOn
-	t.once.Do(func() {
-		if t.m, t.err = newTraceSwitch(); t.err == nil {
-			t.err = setSwitch(t.m, true)
+	return b.tracingOn.get(func() (*ebpf.Map, error) {
+		m, err := newTraceSwitch()
+		if err == nil {
+			err = setSwitch(m, true)
 		}
+		return m, err
 	})
-	return t.m, t.err
 }
 
 // SetTracingOn writes tracing_on.
