@@ -57,7 +57,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		}
 	}
 	e := &emitter{
-		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn},
+		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, IgnoreTgid: p.IgnoreTgid},
 		maps: &Maps{Scratch: p.Scratch},
 	}
 	if err := e.p.checkTriggers(); err != nil {

@@ -34,7 +34,19 @@ const (
 	EnableHist
 	DisableHist
 	Snapshot
+	Stacktrace
 )
+
+// StackFrames is how many return addresses a stacktrace trigger's record
+// holds (the kernel's trace stack entries hold no more than this either
+// in practice: its own limit is larger, its stacks far shorter).
+const StackFrames = 64
+
+// StackRecordSize is a stacktrace trigger's record in its ring: the
+// static events' header (SynthHeader bytes: time, CPU, the stack's size
+// in bytes where a static record has the read's result, comm, number,
+// pid), then StackFrames addresses, innermost first.
+const StackRecordSize = SynthHeader + 8*StackFrames
 
 // SnapshotRecordSize is a value of a snapshot trigger's queue (Queue):
 // the swap's time (u64, the records' clock), the task's pid (u32) and
@@ -60,6 +72,11 @@ type EventTrigger struct {
 	// Pauses are the pause switches (Hist.Pause) of the histograms of
 	// the event an enable_hist or disable_hist trigger acts on.
 	Pauses []asm.FDer
+	// Ring and Num are where a stacktrace trigger writes the task's
+	// kernel stack: a ring buffer the static events' reader reads, and
+	// the number its records carry (StackRecordSize).
+	Ring asm.FDer
+	Num  uint32
 	// Queue is where a snapshot trigger says it fired: a
 	// BPF_MAP_TYPE_QUEUE of SnapshotRecordSize values, which user space
 	// turns into the swap of its trace buffers. The time is the record's
@@ -87,6 +104,10 @@ func (p *ProbeProgram) checkTriggers() error {
 		case Snapshot:
 			if t.Queue == nil {
 				return fmt.Errorf("snapshot without its queue: %w", ErrHistUnsupported)
+			}
+		case Stacktrace:
+			if t.Ring == nil {
+				return fmt.Errorf("stacktrace without its ring buffer: %w", ErrHistUnsupported)
 			}
 		case EnableHist, DisableHist:
 			for _, m := range t.Pauses {
@@ -170,11 +191,17 @@ func (e *emitter) trigger(t *EventTrigger, size int) error {
 			return err
 		}
 	}
-	if t.Kind == Snapshot {
+	if t.Kind == Snapshot || t.Kind == Stacktrace {
 		if err := e.triggerCount(t, skip); err != nil {
 			return err
 		}
-		if err := e.pushSnapshot(t.Queue); err != nil {
+		var err error
+		if t.Kind == Snapshot {
+			err = e.pushSnapshot(t.Queue)
+		} else {
+			err = e.stackRecord(t)
+		}
+		if err != nil {
 			return err
 		}
 		e.mark(skip)
@@ -303,3 +330,62 @@ func (e *emitter) ignoreTgid(tgid uint32, skip string) {
 		asm.JEq.Imm(asm.R1, int32(tgid), skip),
 	)
 }
+
+// stackRecord writes the task's kernel stack to the trigger's ring
+// (StackRecordSize): the kernel's __trace_stack. The stack is the task's
+// as it is now, the tracing code's frames on top (the reader shows the
+// ones the kernel's own tracer would have). Its time puts it before the
+// record when the triggers run first, after it otherwise, as the
+// kernel's stack entry falls.
+func (e *emitter) stackRecord(t *EventTrigger) error {
+	done := e.newLabel()
+	if e.p.IgnoreTgid != 0 {
+		// ktrace's own hit: its stack is ktrace's doing, not the
+		// traced system's, and stays out of the trace as its record.
+		e.ignoreTgid(e.p.IgnoreTgid, done)
+	}
+	if err := e.mapPtr(asm.R1, t.Ring); err != nil {
+		return err
+	}
+	e.emit(
+		asm.Mov.Imm(asm.R2, StackRecordSize),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, done),
+		asm.StoreMem(asm.R10, stkSaveStack, asm.R0, asm.DWord),
+		asm.LoadMem(asm.R1, rBuf, 0, asm.DWord),
+	)
+	if e.p.condTriggers() {
+		e.emit(asm.Add.Imm(asm.R1, 1))
+	} else {
+		e.emit(asm.Add.Imm(asm.R1, -1))
+	}
+	e.emit(
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+		asm.StoreMem(asm.R0, 8, asm.R1, asm.Word),
+		asm.StoreImm(asm.R0, 32, int64(t.Num), asm.Word),
+		asm.LoadMem(asm.R1, asm.R10, stkPidTgid, asm.DWord),
+		asm.StoreMem(asm.R0, 36, asm.R1, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+		asm.FnGetCurrentTaskBtf.Call(),
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.LoadMem(asm.R2, asm.R10, stkSaveStack, asm.DWord),
+		asm.Add.Imm(asm.R2, SynthHeader),
+		asm.Mov.Imm(asm.R3, 8*StackFrames),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnGetTaskStack.Call(),
+		asm.LoadMem(asm.R1, asm.R10, stkSaveStack, asm.DWord),
+		asm.StoreMem(asm.R1, 12, asm.R0, asm.Word),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufSubmit.Call(),
+	)
+	e.mark(done)
+	return nil
+}
+
+// stkSaveStack keeps a stacktrace trigger's reserved record.
+const stkSaveStack = -128

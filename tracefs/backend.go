@@ -51,6 +51,8 @@ type EventInfo struct {
 	// Static marks one of the kernel's built-in events (StaticEvent),
 	// which the FS keeps itself; backends never report one.
 	Static bool
+	// Synthetic marks a synthetic event.
+	Synthetic bool
 }
 
 // Backend is the model of the probe events behind the control files. ktrace

@@ -290,14 +290,28 @@ func (h *File) Close() error {
 // pruneFilters forgets the filters of events that no longer exist.
 func (f *FS) pruneFilters() {
 	f.mu.Lock()
-	none := len(f.filters) == 0 && len(f.triggers) == 0
+	none := len(f.filters) == 0 && len(f.triggers) == 0 && len(f.wasEnabled) == 0
 	f.mu.Unlock()
 	if none {
 		return
 	}
 	live := map[eventKey]bool{}
+	serials := map[uint64]bool{}
 	for _, e := range f.events() {
 		live[eventKey{e.Group, e.Name, e.ID}] = true
+		serials[e.Serial] = true
+	}
+	f.mu.Lock()
+	removed := false
+	for s := range f.wasEnabled {
+		if !serials[s] {
+			delete(f.wasEnabled, s)
+			removed = true
+		}
+	}
+	f.mu.Unlock()
+	if removed {
+		f.clearRemoved()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -435,7 +449,40 @@ func (f *FS) setOne(e EventInfo, on bool) error {
 	if on {
 		f.expand()
 	}
-	return f.b.SetEnabled(e.Group, e.Name, on)
+	if err := f.b.SetEnabled(e.Group, e.Name, on); err != nil {
+		return err
+	}
+	if on {
+		f.markEnabled(e)
+	}
+	return nil
+}
+
+// markEnabled notes that probe event e was enabled (wasEnabled).
+func (f *FS) markEnabled(e EventInfo) {
+	if e.Static || e.Synthetic {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.wasEnabled == nil {
+		f.wasEnabled = map[uint64]bool{}
+	}
+	f.wasEnabled[e.Serial] = true
+}
+
+// clearRemoved empties the trace and the snapshot buffer after the
+// removal of a probe event that was enabled once (the kernel's
+// clear_trace): what the backend holds is passed on first, so that none
+// of it shows up after.
+func (f *FS) clearRemoved() {
+	f.sync()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ring.clear()
+	if f.snap != nil {
+		f.snap.clear()
+	}
 }
 
 // parseUlong parses a write the way kstrtoul_from_user(.., 10, ..) does:

@@ -72,6 +72,11 @@ type FS struct {
 	ring     traceRing
 	// snap is the snapshot file's spare buffer (snapshot.go); nil: freed.
 	snap *traceRing
+	// wasEnabled holds the probe events (by serial) that were enabled at
+	// some time, in soft mode too: removing one clears the trace, as the
+	// kernel does for an event file that was ever enabled (the entries
+	// of a removed event could not be printed).
+	wasEnabled map[uint64]bool
 	// cond wakes trace_pipe readers (on f.mu) when an entry is recorded or
 	// the enabled events change; gen counts the changes.
 	cond *sync.Cond

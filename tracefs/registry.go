@@ -54,15 +54,16 @@ func (b *RegistryBackend) Events() []EventInfo {
 			}
 		}
 		out = append(out, EventInfo{
-			Group:   e.Group,
-			Name:    e.Name,
-			ID:      e.ID,
-			Serial:  e.Serial,
-			Enabled: e.Enabled,
-			Kprobe:  e.Kind == events.Kprobe || e.Kind == events.Kretprobe,
-			Probes:  len(e.Probes),
-			Hits:    e.Hits,
-			Misses:  e.Misses,
+			Group:     e.Group,
+			Name:      e.Name,
+			ID:        e.ID,
+			Serial:    e.Serial,
+			Enabled:   e.Enabled,
+			Kprobe:    e.Kind == events.Kprobe || e.Kind == events.Kretprobe,
+			Synthetic: e.Kind == events.Synthetic,
+			Probes:    len(e.Probes),
+			Hits:      e.Hits,
+			Misses:    e.Misses,
 
 			UprobePaths: paths,
 			Order:       order[e.Group+"/"+e.Name],

@@ -97,13 +97,18 @@ func (f *FS) syncGenerated() {
 // change of triggers, and which synthetic events hist actions generate.
 func (f *FS) syncSoft() {
 	f.syncGenerated()
-	sm, ok := f.b.(SoftModer)
-	if !ok {
-		return
-	}
+	sm, _ := f.b.(SoftModer)
 	for _, e := range f.events() {
-		if !e.Static {
-			sm.SetSoft(e.Group, e.Name, f.softMode(e))
+		if e.Static {
+			continue
+		}
+		soft := f.softMode(e)
+		if soft {
+			// Soft mode registers the event as enabling does.
+			f.markEnabled(e)
+		}
+		if sm != nil {
+			sm.SetSoft(e.Group, e.Name, soft)
 		}
 	}
 }

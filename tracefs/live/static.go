@@ -404,12 +404,21 @@ func (b *Backend) staticPump(st *staticTracer) {
 		}
 		ts := binary.LittleEndian.Uint64(raw[0:])
 		cpu := binary.LittleEndian.Uint32(raw[8:])
-		if int32(binary.LittleEndian.Uint32(raw[12:])) != 0 {
-			continue
-		}
 		comm := cString(raw[16:32])
 		num := binary.LittleEndian.Uint32(raw[32:])
 		pid := binary.LittleEndian.Uint32(raw[36:])
+		if num == stackNum {
+			// A stacktrace trigger's record (stack.go).
+			if b.Record != nil {
+				line = appendStaticContext(line[:0], cpu, ts)
+				line = b.appendStack(line, raw)
+				b.Record(ts, int(pid), comm, line)
+			}
+			continue
+		}
+		if int32(binary.LittleEndian.Uint32(raw[12:])) != 0 {
+			continue
+		}
 		r := raw[staticHeader:]
 		if b.IgnorePID != 0 && pid == b.IgnorePID {
 			continue

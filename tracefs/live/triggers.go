@@ -91,7 +91,7 @@ var triggerKinds = map[string]bpfcode.TriggerKind{
 	"traceon": bpfcode.TraceOn, "traceoff": bpfcode.TraceOff,
 	"enable_event": bpfcode.EnableEvent, "disable_event": bpfcode.DisableEvent,
 	"enable_hist": bpfcode.EnableHist, "disable_hist": bpfcode.DisableHist,
-	"snapshot": bpfcode.Snapshot,
+	"snapshot": bpfcode.Snapshot, "stacktrace": bpfcode.Stacktrace,
 }
 
 // targets reports the commands that act on another event (which is in
@@ -111,12 +111,19 @@ func (b *Backend) newEvTrigger(t *trigger.Trigger) (*evTrigger, error) {
 		return nil, fmt.Errorf("%s triggers: %w", t.Cmd, tracer.ErrNotSupported)
 	}
 	et := &evTrigger{spec: &bpfcode.EventTrigger{Kind: kind, Filter: t.Filter}}
-	if kind == bpfcode.Snapshot {
+	switch kind {
+	case bpfcode.Snapshot:
 		q, err := b.snapshotQueue()
 		if err != nil {
 			return nil, err
 		}
 		et.spec.Queue = q
+	case bpfcode.Stacktrace:
+		st, err := b.staticTracer()
+		if err != nil {
+			return nil, err
+		}
+		et.spec.Ring, et.spec.Num = st.ring, stackNum
 	}
 	if targets(kind) {
 		sys, name, _ := strings.Cut(t.Target, ":")
