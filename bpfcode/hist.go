@@ -65,6 +65,11 @@ type HistKey struct {
 	// hit's time (common_timestamp), in microseconds when Usecs.
 	CPU              bool
 	Timestamp, Usecs bool
+	// Stack keys the task's kernel stack (a stacktrace key): Size bytes
+	// of return addresses from bpf_get_task_stack, innermost first, the
+	// rest zero. The frames of the program and of the path that ran it
+	// are among them; whoever reads the map takes them off.
+	Stack bool
 	// Offset and Size place the value in the key: Size bytes of the u64
 	// value (sign-extended from a signed field). A string field (a
 	// char array or a __data_loc string) is copied whole, up to
@@ -112,7 +117,7 @@ func CheckHist(h *Hist) error {
 	if h.Map == nil || h.Counts == nil {
 		return fmt.Errorf("histogram without its maps: %w", ErrHistUnsupported)
 	}
-	if h.KeySize <= 0 || h.KeySize > 384 || h.KeySize%8 != 0 {
+	if h.KeySize <= 0 || h.KeySize > histKeyMax || h.KeySize%8 != 0 {
 		return fmt.Errorf("key of %d bytes: %w", h.KeySize, ErrHistUnsupported)
 	}
 	if h.Layout().Size() > histValueMax {
@@ -131,6 +136,12 @@ func CheckHist(h *Hist) error {
 			return fmt.Errorf("key field outside the key: %w", ErrHistUnsupported)
 		}
 		if k.CPU || k.Timestamp {
+			continue
+		}
+		if k.Stack {
+			if k.Size <= 0 || k.Size%8 != 0 || k.Offset%8 != 0 {
+				return fmt.Errorf("stack key of %d bytes at %d: %w", k.Size, k.Offset, ErrHistUnsupported)
+			}
 			continue
 		}
 		if k.Field == nil {
@@ -339,6 +350,19 @@ func (e *emitter) histKey(k HistKey, key int16) error {
 	if k.CPU {
 		e.emit(asm.LoadMem(asm.R1, rBuf, 8, asm.Word))
 		return e.storeKey(dst, k.Size)
+	}
+	if k.Stack {
+		// bpf_get_task_stack zeroes what it does not fill.
+		e.emit(
+			asm.FnGetCurrentTaskBtf.Call(),
+			asm.Mov.Reg(asm.R1, asm.R0),
+			asm.Mov.Reg(asm.R2, rBuf),
+			asm.Add.Imm(asm.R2, int32(dst)),
+			asm.Mov.Imm(asm.R3, int32(k.Size)),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnGetTaskStack.Call(),
+		)
+		return nil
 	}
 	if k.Timestamp {
 		e.emit(asm.LoadMem(asm.R1, rBuf, 0, asm.DWord))

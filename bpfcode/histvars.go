@@ -205,7 +205,11 @@ func SynthScratch(fields []SynthField) int {
 // The parts of a histogram's area (HistAreaSize) after the key and the
 // initial value.
 const (
-	histKeyMax   = 384
+	// histKeyMax is the kernel's HIST_KEY_SIZE_MAX (384) with a
+	// stacktrace key's room for the frames the BPF path adds
+	// (HistStackRaw in package tracer against HIST_STACKTRACE_DEPTH),
+	// and the most a BPF hash map's key may be (MAX_BPF_STACK).
+	histKeyMax   = 512
 	histValueMax = 2048
 	histRefsOff  = histKeyMax + histValueMax
 	histTempsOff = histRefsOff + 8*MaxHistRefs

@@ -205,7 +205,7 @@ func writeHists(w io.Writer, ts []*Triggers, m *kernel.Model) error {
 	var errs []error
 	for i, t := range ts {
 		text := t.List.HistText(func(tr *trigger.Trigger) *trigger.Table {
-			tab, err := t.hists[tr].Table()
+			tab, err := t.hists[tr].Table(names)
 			if err != nil {
 				errs = append(errs, err)
 			}

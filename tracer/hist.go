@@ -25,6 +25,8 @@ type Hist struct {
 	// snap is a snapshot() action's state (bpfcode.HistSnapshot.Global).
 	snap  *ebpf.Map
 	nvals int
+	// stack is the stacktrace key's place, nil without one.
+	stack *stackSlot
 	// Spec is what a probe's program needs to count into the histogram.
 	// The targets of its actions (Spec.Actions[i].Target) are set by
 	// whoever attaches it: Synthetics names them.
@@ -43,6 +45,9 @@ func NewHist(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (h *Hist, err
 		return nil, err
 	}
 	h = &Hist{nvals: len(spec.Vals), Spec: spec, Synthetics: synths}
+	if h.stack, err = stackSlotOf(t.Hist); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			h.Close()
@@ -98,22 +103,39 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 	}
 	slots, size := h.KeyLayout()
 	spec := &bpfcode.Hist{KeySize: size, Filter: t.Filter}
+	stack, err := stackSlotOf(h)
+	if err != nil {
+		return nil, nil, unsupported(err.Error())
+	}
+	if stack != nil {
+		spec.KeySize += stack.grow()
+	}
 	for _, s := range slots {
 		f := s.Field
 		k := bpfcode.HistKey{Field: f.Field, Offset: s.Offset, Size: s.Size, Log2: f.Log2(), Bucket: f.Buckets}
+		if stack != nil && s.Offset > stack.at {
+			k.Offset += stack.grow()
+		}
 		switch {
 		case f.IsComputed():
 			return nil, nil, unsupported("expression keys")
 		case f.IsCPU():
 			k.CPU = true
 		case f.IsStacktrace():
-			return nil, nil, unsupported("stacktrace keys")
+			// The program saves more frames than the key keeps:
+			// Table takes off those of the BPF path (HistStack).
+			k.Stack, k.Size = true, 8*HistStackRaw
 		case f.IsTimestamp():
 			k.Timestamp, k.Usecs = true, f.Usecs()
 		case f.Field == nil:
 			return nil, nil, unsupported("key " + f.Name)
 		}
 		spec.Keys = append(spec.Keys, k)
+	}
+	if stack != nil && (len(h.Vars) > 0 || len(h.Actions) > 0 || len(h.Refs()) > 0) {
+		// Their entries are looked up by the key the program makes,
+		// which holds frames the kernel's key does not.
+		return nil, nil, unsupported("variables and actions with a stacktrace key")
 	}
 	x := exprs{h: h, spec: spec}
 	if err := x.refs(others); err != nil {
@@ -199,6 +221,69 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 		synths = append(synths, synth)
 	}
 	return spec, synths, nil
+}
+
+// stackSlot is where a histogram's stacktrace key lies: at the same
+// offset in the trigger's key (size bytes, HistStackDepth frames) and in
+// the key its programs make (HistStackRaw frames), which is longer by
+// grow bytes from there on.
+type stackSlot struct{ at, size int }
+
+func (s *stackSlot) grow() int { return 8*HistStackRaw - s.size }
+
+// stackSlotOf is h's stacktrace key, nil when it has none.
+func stackSlotOf(h *trigger.Hist) (*stackSlot, error) {
+	slots, _ := h.KeyLayout()
+	var stack *stackSlot
+	for _, s := range slots {
+		f := s.Field
+		if !f.IsStacktrace() {
+			continue
+		}
+		switch {
+		case f.Field != nil:
+			return nil, fmt.Errorf("key %s.stacktrace", f.Name)
+		case stack != nil:
+			return nil, errors.New("two stacktrace keys")
+		}
+		stack = &stackSlot{at: s.Offset, size: s.Size}
+	}
+	return stack, nil
+}
+
+// kernelKeys turns the entries' keys, as the programs made them, into the
+// kernel's: each stack without the BPF path's frames and cut to the
+// kernel's depth (HistStack). Entries whose keys become equal are one
+// entry, their sums added.
+func (s *stackSlot) kernelKeys(entries []trigger.Entry, names trigger.Names) []trigger.Entry {
+	raw := 8 * HistStackRaw
+	at := map[string]int{}
+	var out []trigger.Entry
+	for _, e := range entries {
+		if len(e.Key) < s.at+raw {
+			continue
+		}
+		var pcs []uint64
+		for off := s.at; off < s.at+raw; off += 8 {
+			pcs = append(pcs, binary.LittleEndian.Uint64(e.Key[off:]))
+		}
+		key := make([]byte, len(e.Key)-s.grow())
+		copy(key, e.Key[:s.at])
+		copy(key[s.at+s.size:], e.Key[s.at+raw:])
+		for i, pc := range HistStack(pcs, names) {
+			binary.LittleEndian.PutUint64(key[s.at+8*i:], pc)
+		}
+		if i, ok := at[string(key)]; ok {
+			for j := range min(len(out[i].Sums), len(e.Sums)) {
+				out[i].Sums[j] += e.Sums[j]
+			}
+			continue
+		}
+		at[string(key)] = len(out)
+		e.Key = key
+		out = append(out, e)
+	}
+	return out
 }
 
 // exprs turns a hist trigger's computed fields into the hist stage's
@@ -356,8 +441,9 @@ func (h *Hist) resetCounts() error {
 	return nil
 }
 
-// Table reads the histogram.
-func (h *Hist) Table() (*trigger.Table, error) {
+// Table reads the histogram. names resolves the frames of a stacktrace
+// key, whose entries are merged by the key the kernel would have made.
+func (h *Hist) Table(names trigger.Names) (*trigger.Table, error) {
 	tab := &trigger.Table{}
 	var per [][2]uint64
 	if err := h.counts.Lookup(uint32(0), &per); err != nil {
@@ -401,6 +487,9 @@ func (h *Hist) Table() (*trigger.Table, error) {
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("tracer: reading a histogram: %w", err)
+	}
+	if h.stack != nil {
+		tab.Entries = h.stack.kernelKeys(tab.Entries, names)
 	}
 	if err := h.snapshotTaken(tab); err != nil {
 		return nil, err

@@ -184,6 +184,8 @@ func (f *HistField) name() string {
 		return "common_timestamp"
 	case f.Flags&flHitcount != 0:
 		return "hitcount"
+	case f.Flags&flStacktrace != 0 && f.legacy:
+		return "stacktrace"
 	case f.Flags&flStacktrace != 0:
 		return "common_stacktrace"
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ktrace-dev/ktrace/grammar"
 )
 
 func TestHeapSortSorts(t *testing.T) {
@@ -142,6 +144,44 @@ func TestPercentAndBar(t *testing.T) {
 	} {
 		if !strings.Contains(got, line) {
 			t.Errorf("want line %q in\n%s", line, got)
+		}
+	}
+}
+
+// A stacktrace key prints each frame under the key's name, which is
+// "stacktrace" on 6.1 and "common_stacktrace" on 6.12 (both guests'
+// hist files, tools/vmsh).
+func TestStacktraceKeyText(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor int
+		written      string
+		want         string
+	}{
+		{6, 12, "hist:keys=common_stacktrace", "common_stacktrace"},
+		{6, 12, "hist:keys=stacktrace", "common_stacktrace"},
+		{6, 1, "hist:keys=stacktrace", "stacktrace"},
+	} {
+		ev := testEvent(t)
+		ev.Env.Dialect = grammar.DialectFor(tc.major, tc.minor)
+		var l List
+		if r := l.Write([]byte(tc.written), ev); r.Errno != 0 {
+			t.Fatalf("%d.%d %s: errno %v", tc.major, tc.minor, tc.written, r.Errno)
+		}
+		tr := l.Triggers[0]
+		slots, size := tr.Hist.KeyLayout()
+		if size != 128 || len(slots) != 1 {
+			t.Fatalf("%s: key of %d bytes, %d slots; the kernel's holds 16 frames", tc.written, size, len(slots))
+		}
+		key := make([]byte, size)
+		binary.LittleEndian.PutUint64(key, 0x1010)
+		binary.LittleEndian.PutUint64(key[8:], 0x2020)
+		tab := &Table{Entries: []Entry{{Key: key, Sums: []uint64{2}}}, Hits: 2}
+		got := tr.Text(tab, nil, SortClassic)
+		want := "# event histogram\n#\n# trigger info: hist:keys=" + tc.want + ":vals=hitcount:sort=hitcount:size=2048 [active]\n#\n\n" +
+			"{ " + tc.want + ":\n         0x1010\n         0x2020\n} hitcount:          2\n" +
+			"\nTotals:\n    Hits: 2\n    Entries: 1\n    Dropped: 0\n"
+		if got != want {
+			t.Errorf("%d.%d %s: got\n%s\nwant\n%s", tc.major, tc.minor, tc.written, got, want)
 		}
 	}
 }

@@ -51,9 +51,7 @@ if cmp -s /tmp/kformats /tmp/ktformats; then echo @@FORMATS-SAME; else echo @@FO
 // does there that ktrace refuses or lacks. The suite reports them instead
 // of failing, and says when one passes.
 var liveKnown = map[string]string{
-	"hist_stack_time_keys.sh": "stacktrace keys are refused: the kernel's key is the stack below its tracer's frames, cut at a fixed depth (do_group_exit+0x30/0x80 for sched_process_exit on 6.12), which ktrace's programs do not cut yet",
-	"hist_modifiers.sh":       "it writes a common_stacktrace key (refused, as above)",
-	"hist_trace_marker.sh":    "ktrace's tracefs has no events/ftrace/print, trace_marker's event",
+	"hist_trace_marker.sh": "ktrace's tracefs has no events/ftrace/print, trace_marker's event",
 }
 
 // formatsScript prints every static event's format file (the kernel's

@@ -300,7 +300,7 @@ func (b *Backend) HistTable(group, name string, t *trigger.Trigger) *trigger.Tab
 	if h == nil {
 		return nil
 	}
-	tab, err := h.Table()
+	tab, err := h.Table(b.HistNames())
 	if err != nil {
 		if b.warn != nil {
 			fmt.Fprintf(b.warn, "ktrace: hist %s/%s: %v\n", group, name, err)

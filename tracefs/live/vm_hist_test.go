@@ -15,6 +15,8 @@ import (
 // filter and one left disabled (soft mode: its histogram counts, nothing
 // is traced), runs dd workloads, pauses and clears a histogram, and prints
 // the trace, the hist and trigger files and the error of a bad trigger.
+// Two are keyed on the kernel stack: the kernel's key is the stack below
+// its tracer's frames, which ktrace makes from the stack its program saw.
 // Every trigger has an "if" on the comm: only dd's hits count, whatever
 // else runs in the guest. Several keys have one hit each: the kernel lists
 // entries that sort equal in the order its hash table and heapsort leave
@@ -31,8 +33,10 @@ echo 'hist:keys=ret:sort=ret if comm == "dd"' > events/demo/wret/trigger
 echo 'hist:keys=common_pid.execname,ret.hex:size=128 if comm == "dd" && ret > 2000' >> events/demo/wret/trigger
 echo 'hist:keys=ret if comm == "dd"' >> events/demo/wret/trigger
 echo 'hist:keys=__probe_ret_ip.sym-offset,__probe_func.sym if comm == "dd"' >> events/demo/wret/trigger
+echo 'hist:keys=stacktrace:vals=ret if comm == "dd"' >> events/demo/wret/trigger
 echo 'hist:keys=count:vals=hitcount:sort=count if comm == "dd"' > events/syscalls/sys_enter_write/trigger
 echo 'hist:keys=comm,prio:vals=hitcount if comm == "dd"' > events/sched/sched_process_exit/trigger
+echo 'hist:keys=stacktrace if comm == "dd"' >> events/sched/sched_process_exit/trigger
 echo 'hist:keys=id.syscall:sort=id if comm == "dd" && id < 4' > events/raw_syscalls/sys_enter/trigger
 echo 'e:demo/ep syscalls/sys_enter_write cnt=$count:u64 f=$fd:s32' >> dynamic_events
 echo 'hist:keys=cnt.log2,f if comm == "dd"' > events/demo/ep/trigger
