@@ -289,11 +289,11 @@ var ErrFilterUnsupported = errors.New("not supported by the eBPF filter stage")
 func CheckFilter(f *filter.Filter) error {
 	for _, p := range f.Preds() {
 		switch {
-		case p.Regex != nil && p.Regex.Type == filter.MatchGlob && p.Kind != filter.KindComm && p.Kind != filter.KindString:
+		case p.Regex != nil && p.Regex.Type == filter.MatchGlob && !fixedString(p):
 			if err := checkGlobLoop(globElems(p.Regex.Pattern)); err != nil {
 				return fmt.Errorf("%s: %w", p.Text, errors.Join(err, ErrFilterUnsupported))
 			}
-		case p.Regex != nil && p.Regex.Type == filter.MatchMiddle && p.Kind != filter.KindComm && p.Kind != filter.KindString:
+		case p.Regex != nil && p.Regex.Type == filter.MatchMiddle && !fixedString(p):
 			if err := checkGlobLoop(infixElems(p.Regex.Pattern)); err != nil {
 				return fmt.Errorf("%s: %w", p.Text, errors.Join(err, ErrFilterUnsupported))
 			}
@@ -312,6 +312,12 @@ func CheckFilter(f *filter.Filter) error {
 		}
 	}
 	return nil
+}
+
+// fixedString reports whether a string predicate reads a string of a
+// fixed size: the comm, a char array with a size.
+func fixedString(p *filter.Pred) bool {
+	return p.Kind == filter.KindComm || (p.Kind == filter.KindString && p.Field.Size > 0)
 }
 
 // Event probe filters. An event probe's "if" filter reads the attached

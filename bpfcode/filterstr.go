@@ -44,6 +44,18 @@ func (e *emitter) stringPred(p *filter.Pred) error {
 	case filter.KindString:
 		e.emit(asm.Mov.Reg(rStr, rBuf), asm.Add.Imm(rStr, int32(recOff(e.fieldPos(fl.Offset)))))
 		src = strSource{constLen: fl.Size}
+		if fl.Size == 0 {
+			// A char array without a size (ftrace/print's buf) is a
+			// string ended by its NUL, which the kernel compares with
+			// the length argument 0: here, as a string running to the
+			// record's end, which is zero after its NUL.
+			at := e.fieldPos(fl.Offset)
+			if at >= size {
+				return fmt.Errorf("string %s outside the record: %w", fl.Name, ErrUnsupported)
+			}
+			e.emit(asm.Mov.Imm(rLoc, int32(at)), asm.Mov.Imm(rLen, int32(size-at)))
+			src = strSource{constLen: -1, maxEnd: size, dynamic: true, maxLen: size - at}
+		}
 	case filter.KindStrLoc, filter.KindStrRelLoc:
 		e.emit(
 			asm.LoadMem(asm.R1, rBuf, recOff(e.fieldPos(fl.Offset)), asm.Word),

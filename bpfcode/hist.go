@@ -451,8 +451,13 @@ func (e *emitter) copyString(fl *filter.Field, src, to asm.Register, dst int16, 
 		e.emit(
 			asm.Mov.Reg(asm.R3, src),
 			asm.Add.Imm(asm.R3, int32(recOff(e.fieldPos(fl.Offset)))),
-			asm.Mov.Imm(asm.R2, int32(min(fl.Size, int(max)))),
 		)
+		if fl.Size == 0 {
+			// A char array without a size: the string up to its NUL.
+			e.emit(asm.Mov.Imm(asm.R2, max))
+		} else {
+			e.emit(asm.Mov.Imm(asm.R2, int32(min(fl.Size, int(max)))))
+		}
 	default:
 		e.emit(
 			asm.LoadMem(asm.R1, src, recOff(e.fieldPos(fl.Offset)), asm.Word),

@@ -94,6 +94,11 @@ type ProbeProgram struct {
 	// ring buffer would otherwise feed probes on the functions it calls
 	// (kfree, vfs_read, ...) and fill the ring with its own hits.
 	IgnoreTgid uint32
+	// Marker marks the program of the trace_marker's event
+	// (CompileMarkerHist): the writer's task and CPU come from the
+	// record's header, and its triggers always see the record after it
+	// was reserved, as the kernel's tracing_mark_write runs them.
+	Marker bool
 	// EventRecord compiles an event probe's program: a BPF tracepoint
 	// program on the attached event, whose context is that event's record
 	// and EventFields its fields. $FIELD reads a field as the kernel's

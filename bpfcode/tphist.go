@@ -194,3 +194,73 @@ func (e *emitter) staticTail(p *TracepointHist) error {
 	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	return nil
 }
+
+// MarkerArgs is how many u64 arguments a marker program's context holds
+// (CompileMarkerHist).
+const MarkerArgs = 2
+
+// CompileMarkerHist returns the program that runs the triggers of the
+// trace_marker's event (ftrace/print), which no BPF program can attach
+// to: ktrace runs it for each write it takes (BPF_PROG_TEST_RUN of a
+// raw tracepoint program). Its context is MarkerArgs u64s: the address,
+// in the caller's memory, of a record's header (fetchargs.HeaderSize
+// bytes: time, CPU and comm of the writing task) and p.Size bytes of the
+// record as the event's format lays it out, then the writer's pid and
+// tgid (tgid<<32|pid). As in the kernel, the triggers see the record
+// before it is committed: the histograms and the triggers run first
+// (snapshot swaps put the record aside), traceoff after. p.Ring must be
+// nil: the caller writes the record itself.
+func CompileMarkerHist(p *TracepointHist) (asm.Instructions, error) {
+	if p.Size <= 0 || p.Size > maxSourceSize {
+		return nil, fmt.Errorf("fetchargs: compile: a record of %d bytes", p.Size)
+	}
+	if p.Ring != nil || p.IgnoreTgid != 0 {
+		return nil, fmt.Errorf("fetchargs: compile: a marker program writes no record and ignores no task")
+	}
+	for _, h := range p.Hists {
+		if h.Filter != nil {
+			if err := CheckFilter(h.Filter); err != nil {
+				return nil, err
+			}
+		}
+	}
+	e := &emitter{
+		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, Marker: true},
+		maps: &Maps{Scratch: p.Scratch},
+	}
+	if err := e.p.checkTriggers(); err != nil {
+		return nil, err
+	}
+	for _, t := range p.Triggers {
+		if t.Kind == Stacktrace {
+			// The stack would be the caller's, not the writer's.
+			return nil, fmt.Errorf("stacktrace on a trace_marker write: %w", ErrHistUnsupported)
+		}
+	}
+	copied := e.newLabel()
+	e.emit(
+		asm.Mov.Reg(rCtx, asm.R1),
+		asm.LoadMem(asm.R0, rCtx, 8, asm.DWord),
+		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
+		// The scratch value of the CPU the program runs on.
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R10, stkCPU, asm.R0, asm.Word),
+	)
+	if err := e.cpuScratch(); err != nil {
+		return nil, err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Mov.Imm(asm.R2, int32(fetchargs.HeaderSize+p.Size)),
+		asm.LoadMem(asm.R3, rCtx, 0, asm.DWord),
+		asm.FnProbeReadUser.Call(),
+		asm.JEq.Imm(asm.R0, 0, copied),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	)
+	e.mark(copied)
+	if err := e.staticTail(p); err != nil {
+		return nil, err
+	}
+	return e.program(), nil
+}

@@ -129,7 +129,7 @@ func (p *ProbeProgram) checkTriggers() error {
 
 // condTriggers reports whether the event's triggers need its record.
 func (p *ProbeProgram) condTriggers() bool {
-	if len(p.Hists) > 0 {
+	if len(p.Hists) > 0 || p.Marker {
 		return true
 	}
 	for _, t := range p.Triggers {
@@ -296,13 +296,27 @@ func (e *emitter) pushSnapshot(queue asm.FDer) error {
 		asm.StoreMem(asm.R10, stkKeyB, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, asm.R10, stkPidTgid, asm.DWord),
 		asm.StoreMem(asm.R10, stkKeyB+8, asm.R1, asm.Word),
-		asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
-		asm.StoreMem(asm.R10, stkKeyB+12, asm.R1, asm.Word),
-		asm.Mov.Reg(asm.R1, asm.R10),
-		asm.Add.Imm(asm.R1, stkKeyA),
-		asm.Mov.Imm(asm.R2, 16),
-		asm.FnGetCurrentComm.Call(),
 	)
+	if e.p.Marker {
+		// The writer's CPU and comm, from the record's header.
+		e.emit(
+			asm.LoadMem(asm.R1, rBuf, 8, asm.Word),
+			asm.StoreMem(asm.R10, stkKeyB+12, asm.R1, asm.Word),
+			asm.LoadMem(asm.R1, rBuf, 16, asm.DWord),
+			asm.StoreMem(asm.R10, stkKeyA, asm.R1, asm.DWord),
+			asm.LoadMem(asm.R1, rBuf, 24, asm.DWord),
+			asm.StoreMem(asm.R10, stkKeyA+8, asm.R1, asm.DWord),
+		)
+	} else {
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R10, stkCPU, asm.Word),
+			asm.StoreMem(asm.R10, stkKeyB+12, asm.R1, asm.Word),
+			asm.Mov.Reg(asm.R1, asm.R10),
+			asm.Add.Imm(asm.R1, stkKeyA),
+			asm.Mov.Imm(asm.R2, 16),
+			asm.FnGetCurrentComm.Call(),
+		)
+	}
 	if err := e.mapPtr(asm.R1, queue); err != nil {
 		return err
 	}

@@ -51,6 +51,8 @@ type EventInfo struct {
 	// Static marks one of the kernel's built-in events (StaticEvent),
 	// which the FS keeps itself; backends never report one.
 	Static bool
+	// Internal marks one of the tracer's own events (StaticEvent.Internal).
+	Internal bool
 	// Synthetic marks a synthetic event.
 	Synthetic bool
 }

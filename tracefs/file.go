@@ -297,7 +297,7 @@ func (f *FS) pruneFilters() {
 	}
 	live := map[eventKey]bool{}
 	serials := map[uint64]bool{}
-	for _, e := range f.events() {
+	for _, e := range f.triggerEvents() {
 		live[eventKey{e.Group, e.Name, e.ID}] = true
 		serials[e.Serial] = true
 	}

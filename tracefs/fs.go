@@ -345,8 +345,8 @@ func (f *FS) resolve(p string) (node, error) {
 	if len(parts) == 2 {
 		return node{kind: nGroup, mode: f.dirMode(nGroup), base: group, group: group}, nil
 	}
-	_, isEvent := f.findEventAny(evs, group, parts[2])
-	if e, ok := lookup(groupEntries, parts[2]); ok && !(f.perms.eventfs && isEvent) {
+	ev, isEvent := f.findEventAny(evs, group, parts[2])
+	if e, ok := lookup(groupEntries, parts[2]); ok && !(f.perms.eventfs && isEvent) && !f.statics().internal[group] {
 		if len(parts) > 3 {
 			return node{}, syscall.ENOTDIR
 		}
@@ -358,7 +358,11 @@ func (f *FS) resolve(p string) (node, error) {
 	if len(parts) == 3 {
 		return node{kind: nEvent, mode: f.dirMode(nEvent), base: parts[2], group: group, event: parts[2]}, nil
 	}
-	e, ok = lookup(eventEntries, parts[3])
+	files := eventEntries
+	if ev.Internal {
+		files = internalEntries(group, parts[2])
+	}
+	e, ok = lookup(files, parts[3])
 	if !ok {
 		return node{}, syscall.ENOENT
 	}
@@ -474,7 +478,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	case nEvents:
 		seen := map[string]bool{}
 		var dirs []fileInfo
-		for _, e := range f.events() {
+		for _, e := range append(f.events(), f.internalEvents()...) {
 			if !seen[e.Group] {
 				seen[e.Group] = true
 				dirs = append(dirs, f.info(e.Group, nGroup, fs.ModeDir))
@@ -483,13 +487,21 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 		list = f.withShadows(list, eventsEntries, dirs, false)
 	case nGroup:
 		var dirs []fileInfo
-		for _, e := range f.events() {
+		for _, e := range append(f.events(), f.internalEvents()...) {
 			if e.Group == n.group {
 				dirs = append(dirs, f.info(e.Name, nEvent, fs.ModeDir))
 			}
 		}
+		if f.statics().internal[n.group] {
+			list = dirs
+			break
+		}
 		list = f.withShadows(list, groupEntries, dirs, f.perms.eventfs)
 	case nEvent:
+		if f.statics().internal[n.group] {
+			add(internalEntries(n.group, n.base))
+			break
+		}
 		add(eventEntries)
 	default:
 		return nil, pathErr("readdir", name, syscall.ENOTDIR)
@@ -542,12 +554,16 @@ func (f *FS) Stable(name string) bool {
 			return true
 		}
 		_, ok := lookup(groupEntries, parts[2])
-		return ok && !f.perms.eventfs
+		return ok && !f.perms.eventfs && !s.internal[parts[1]]
 	case 4:
 		if _, ok := s.index[parts[1]+"/"+parts[2]]; !ok {
 			return false
 		}
-		_, ok := lookup(eventEntries, parts[3])
+		files := eventEntries
+		if s.internal[parts[1]] {
+			files = internalEntries(parts[1], parts[2])
+		}
+		_, ok := lookup(files, parts[3])
 		return ok
 	}
 	return false

@@ -345,8 +345,50 @@ func (f *FS) writeMarker(pid int, p []byte) (int, error) {
 	if !on {
 		return 0, syscall.EBADF
 	}
+	if err := f.markerTriggers(pid, comm, cpu, ns, text); err != nil {
+		return 0, err
+	}
 	f.record(traceEntry{ts: ns, text: withNewline([]byte(line)), pid: pid, task: true, marker: true}, comm)
 	return len(text), nil
+}
+
+// MarkerTriggers is implemented by backends that run the triggers of the
+// trace_marker's event (MarkerEvent) where it happens: MarkerHit runs
+// them on one write's text, from task pid (comm, on cpu), whose trace
+// entry has time ts.
+type MarkerTriggers interface {
+	MarkerHit(pid int, comm string, cpu int, ts uint64, text []byte) error
+}
+
+// markerTriggers runs the trace_marker event's triggers, when it has
+// any, on a write that is recorded: as the kernel's tracing_mark_write,
+// after the record is reserved and before it is committed, on the text
+// as written (the newline the trace adds is not in it).
+func (f *FS) markerTriggers(pid int, comm string, cpu int, ts uint64, text []byte) error {
+	mt, ok := f.b.(MarkerTriggers)
+	if !ok {
+		return nil
+	}
+	group, name, _ := strings.Cut(MarkerEvent, "/")
+	f.mu.Lock()
+	n := 0
+	for k, l := range f.triggers {
+		if k.group == group && k.name == name {
+			n += len(l.Triggers)
+		}
+	}
+	f.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	if err := mt.MarkerHit(pid, comm, cpu, ts, text); err != nil {
+		return fmt.Errorf("trace_marker: %w", err)
+	}
+	// A trigger may have switched events or tracing.
+	if ts, ok := f.b.(TriggerStater); ok {
+		f.setStaticStates(ts.SyncTriggerState())
+	}
+	return nil
 }
 
 // taskInfo reads a task's command and the CPU it last ran on from /proc.

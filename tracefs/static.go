@@ -13,7 +13,15 @@ type StaticEvent struct {
 	System, Name string
 	ID           int
 	Format       string
+	// Internal marks the tracer's own events (events/ftrace/): no
+	// enable or filter file, not in available_events or set_event; the
+	// trace_marker's event (MarkerEvent) alone takes triggers.
+	Internal bool
 }
+
+// MarkerEvent is the event a trace_marker write records
+// (events/ftrace/print), the one internal event with triggers.
+const MarkerEvent = kernel.FtraceSystem + "/print"
 
 // StaticEvents turns a kernel model's tracepoints into the static events
 // of its tracefs, in the kernel's order (the order of available_events).
@@ -23,7 +31,13 @@ func StaticEvents(m *kernel.Model) []StaticEvent {
 	if err != nil {
 		return nil
 	}
-	return staticFromTracepoints(tps)
+	out := staticFromTracepoints(tps)
+	// The tracer's own events follow; a model without them has none.
+	ft, _ := m.FtraceEvents()
+	for _, tp := range ft {
+		out = append(out, StaticEvent{System: tp.System, Name: tp.Name, Format: tp.Format, ID: tp.ID(), Internal: true})
+	}
+	return out
 }
 
 func staticFromTracepoints(tps []kernel.Tracepoint) []StaticEvent {
@@ -45,19 +59,24 @@ type staticSet struct {
 	list   []StaticEvent
 	index  map[string]int // "SYSTEM/EVENT" -> position in list
 	groups map[string]bool
-	on     []bool
+	// internal are the groups of internal events (StaticEvent.Internal).
+	internal map[string]bool
+	on       []bool
 }
 
 // statics returns the static events, loading them on first use.
 func (f *FS) statics() *staticSet {
 	f.staticOnce.Do(func() {
-		s := &staticSet{index: map[string]int{}, groups: map[string]bool{}}
+		s := &staticSet{index: map[string]int{}, groups: map[string]bool{}, internal: map[string]bool{}}
 		if f.staticFn != nil {
 			s.list = f.staticFn()
 		}
 		for i, e := range s.list {
 			s.index[e.System+"/"+e.Name] = i
 			s.groups[e.System] = true
+			if e.Internal {
+				s.internal[e.System] = true
+			}
 		}
 		s.on = make([]bool, len(s.list))
 		f.static.Store(s)
@@ -71,11 +90,12 @@ func (f *FS) staticInfo(s *staticSet, i int) EventInfo {
 	f.mu.Lock()
 	on := s.on[i]
 	f.mu.Unlock()
-	return EventInfo{Group: e.System, Name: e.Name, ID: e.ID, Enabled: on, Static: true}
+	return EventInfo{Group: e.System, Name: e.Name, ID: e.ID, Enabled: on, Static: true, Internal: e.Internal}
 }
 
 // events lists every event of the tree: the backend's dynamic events in
-// creation order, then the static ones in the kernel's order.
+// creation order, then the static ones in the kernel's order. Internal
+// events are not among them (internalEvents lists them).
 func (f *FS) events() []EventInfo {
 	evs := f.b.Events()
 	s := f.statics()
@@ -87,9 +107,43 @@ func (f *FS) events() []EventInfo {
 	f.mu.Lock()
 	for i := range s.list {
 		e := &s.list[i]
+		if e.Internal {
+			continue
+		}
 		out = append(out, EventInfo{Group: e.System, Name: e.Name, ID: e.ID, Enabled: s.on[i], Static: true})
 	}
 	f.mu.Unlock()
+	return out
+}
+
+// internalEvents lists the internal events (StaticEvent.Internal), whose
+// directories the tree shows beside the others'.
+func (f *FS) internalEvents() []EventInfo {
+	s := f.statics()
+	var out []EventInfo
+	for i := range s.list {
+		if s.list[i].Internal {
+			out = append(out, f.staticInfo(s, i))
+		}
+	}
+	return out
+}
+
+// internalEntries are an internal event's files: format, hist and id, and
+// the trigger file of the trace_marker's event.
+func internalEntries(group, name string) []entry {
+	var out []entry
+	for _, e := range eventEntries {
+		switch e.kind {
+		case nEvEnable, nEvFilter:
+			continue
+		case nEvTrigger:
+			if group+"/"+name != MarkerEvent {
+				continue
+			}
+		}
+		out = append(out, e)
+	}
 	return out
 }
 

@@ -146,12 +146,19 @@ func (f *FS) triggerList(e EventInfo) *trigger.List {
 	return &trigger.List{}
 }
 
+// triggerEvents are the events triggers may name: every event of the
+// tree, the internal ones included (a trace_marker write's event takes
+// triggers, and onmatch() may name it).
+func (f *FS) triggerEvents() []EventInfo {
+	return append(f.events(), f.internalEvents()...)
+}
+
 // clearTriggers is an O_TRUNC open of a trigger file: the event's hist,
 // enable_hist and disable_hist triggers go (only those commands
 // unregister all on a truncating open; seen on 6.1 and 6.12), and the
 // targets of the enable_hist/disable_hist triggers leave soft mode.
 func (f *FS) clearTriggers(n node) {
-	e, ok := findEvent(f.events(), n.group, n.event)
+	e, ok := findEvent(f.triggerEvents(), n.group, n.event)
 	if !ok {
 		return
 	}
@@ -161,7 +168,7 @@ func (f *FS) clearTriggers(n node) {
 	f.mu.Unlock()
 	if l != nil {
 		removed := l.ClearHist(f.histReferenced)
-		ev := f.triggerEvent(e, f.events())
+		ev := f.triggerEvent(e, f.triggerEvents())
 		for _, h := range removed {
 			trigger.DropHidden(h, ev)
 		}
@@ -310,7 +317,7 @@ func (f *FS) writeTrigger(n node, p []byte) (int, error) {
 	if ts, ok := f.b.(TriggerStater); ok {
 		f.setStaticStates(ts.SyncTriggerState())
 	}
-	evs := f.events()
+	evs := f.triggerEvents()
 	e, ok := findEvent(evs, n.group, n.event)
 	if !ok {
 		return 0, syscall.ENODEV

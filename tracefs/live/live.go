@@ -46,9 +46,14 @@ type Backend struct {
 	// fails with an errno alone; ktrace says why on stderr).
 	warn io.Writer
 
-	mu   sync.Mutex // serialises enabling and disabling
-	smu  sync.Mutex // guards what follows
-	sess *tracer.Session
+	mu sync.Mutex // serialises enabling and disabling
+	// markerMu serialises the runs of the trace_marker event's program,
+	// which share its scratch value.
+	markerMu sync.Mutex
+	// markerBuf is the record MarkerHit gives the program (markerMu).
+	markerBuf []byte
+	smu       sync.Mutex // guards what follows
+	sess      *tracer.Session
 	// pumpStop ends the reader goroutine, which closes pumpDone.
 	pumpStop, pumpDone chan struct{}
 	live               map[evID]*tracer.Group

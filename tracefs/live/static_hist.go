@@ -28,6 +28,9 @@ type staticHist struct {
 	link    link.Link
 	// out is the event as the static ring's reader prints it.
 	out *staticEvent
+	// size is the record the program reads, for the trace_marker's
+	// event (MarkerHit).
+	size int
 }
 
 func (sh *staticHist) close() {
@@ -139,6 +142,10 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 		return b.refuse(se.System, se.Name, err)
 	}
 	size := recordSize(ev)
+	if se.Internal {
+		// The trace_marker's text follows the fixed fields, with its NUL.
+		size = (size + markerMax + 1 + 7) &^ 7
+	}
 	cpus, err := ebpf.PossibleCPU()
 	if err != nil {
 		return b.refuse(se.System, se.Name, err)
@@ -170,6 +177,24 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 		Triggers: trigs, TracingOn: tracing, Ring: st.ring, Switch: sw, Num: sh.out.num, Filter: b.staticFilters[key]}
 	for _, h := range hists {
 		p.Hists = append(p.Hists, h.Spec)
+	}
+	if se.Internal {
+		// No program can attach to it: MarkerHit runs this one for each
+		// trace_marker write.
+		p.Ring, p.Switch, p.IgnoreTgid = nil, nil, 0
+		ins, err := bpfcode.CompileMarkerHist(p)
+		if err != nil {
+			return fail(err)
+		}
+		if sh.prog, err = ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{Name: "ktrace_marker", Type: ebpf.RawTracepoint, License: "GPL", Instructions: ins}, ebpf.ProgramOptions{LogSizeStart: 1 << 20}); err != nil {
+			return fail(fmt.Errorf("loading the trace_marker's trigger program: %w", err))
+		}
+		sh.size = size
+		if old != nil {
+			old.close()
+		}
+		b.hists.static[key] = sh
+		return nil
 	}
 	ins, err := bpfcode.CompileTracepointHist(p)
 	if err != nil {

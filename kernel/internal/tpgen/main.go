@@ -1,6 +1,7 @@
 // Command tpgen packs the tracepoint formats of a kernel snapshot
 // directory (DIR/tracepoints: available_events and
-// events/SYSTEM/EVENT/format, as tracefs shows them) into the blob that
+// events/SYSTEM/EVENT/format, as tracefs shows them), and the formats of
+// the tracer's own events (events/ftrace/), into the blob that
 // package kernel embeds beside the 6.12 snapshot (see Model.Tracepoints).
 // It runs from go generate:
 //
@@ -9,6 +10,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/kernel/internal/blob"
@@ -22,6 +24,13 @@ func pack(src string) ([]blob.Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf("tpgen: %d tracepoints\n", len(tps))
-	return []blob.Member{{Name: kernel.FileTracepoints, Data: kernel.EncodeTracepoints(tps)}}, nil
+	ft, err := kernel.ReadFtraceEvents(filepath.Join(src, kernel.FileTracepoints, "events"))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("tpgen: %d tracepoints, %d ftrace events\n", len(tps), len(ft))
+	return []blob.Member{
+		{Name: kernel.FileTracepoints, Data: kernel.EncodeTracepoints(tps)},
+		{Name: kernel.FileFtraceEvents, Data: kernel.EncodeTracepoints(ft)},
+	}, nil
 }
