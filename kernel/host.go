@@ -385,7 +385,10 @@ func zeroAddresses(b []byte, blacklist bool) bool {
 // needed) in the LoadSnapshot format: kallsyms, btf, kprobes_blacklist,
 // available_filter_functions, version and cpus, plus config when the system
 // shows one (/proc/config.gz, /boot/config-RELEASE) and vmlinuz when
-// /boot/vmlinuz-RELEASE is readable. BTF, config and the image are
+// /boot/vmlinuz-RELEASE is readable. Where tracefs shows them, the
+// tracepoints go into tracepoints/ (available_events, and the format of
+// each event it lists and of the tracer's own events/ftrace/), as
+// ../shared/kernels holds them. BTF, config and the image are
 // optional; every other file is required and a failure names it, leaving
 // dir untouched.
 //
@@ -416,8 +419,21 @@ func Capture(dir string) error {
 		}
 		contents[name] = b
 	}
+	tps, err := captureTracepoints()
+	if err != nil {
+		return fmt.Errorf("capture %s: %w", FileTracepoints, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("capture: %w", err)
+	}
+	for rel, b := range tps {
+		p := filepath.Join(dir, FileTracepoints, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("capture: %w", err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return fmt.Errorf("capture: %w", err)
+		}
 	}
 	for _, name := range names {
 		b, ok := contents[name]
@@ -433,4 +449,51 @@ func Capture(dir string) error {
 		return fmt.Errorf("capture: written snapshot does not load: %w", err)
 	}
 	return nil
+}
+
+// captureTracepoints reads the running kernel's tracepoint formats, keyed
+// by their path under a snapshot's tracepoints/: available_events, and
+// events/SYSTEM/EVENT/format for each event it lists and for the ftrace
+// events. None without a tracefs that lists events.
+func captureTracepoints() (map[string][]byte, error) {
+	dir := tracingDir()
+	if dir == "" {
+		return nil, nil
+	}
+	list, err := os.ReadFile(filepath.Join(dir, "available_events"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{"available_events": list}
+	for _, line := range strings.Split(string(list), "\n") {
+		sys, name, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		rel := filepath.Join("events", sys, name, "format")
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			return nil, fmt.Errorf("tracepoint %s:%s: %w", sys, name, err)
+		}
+		out[rel] = b
+	}
+	ft, err := filepath.Glob(filepath.Join(dir, "events", FtraceSystem, "*", "format"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ft {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("ftrace event: %w", err)
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return nil, err
+		}
+		out[rel] = b
+	}
+	return out, nil
 }
