@@ -309,7 +309,9 @@ func bracketEnd(p string, i int) int {
 }
 
 func utilGrep(u *utilCtx, args []string) int {
-	var quiet, invert, count, icase, number, ere, fixed, word, line, listFiles, noName bool
+	var quiet, invert, count, icase, number, ere, fixed, word, line, listFiles, noName, withName bool
+	// after and before are the context lines (-A, -B, -C).
+	var after, before int
 	var patterns []string
 	var files []string
 	for i := 0; i < len(args); i++ {
@@ -342,7 +344,31 @@ func utilGrep(u *utilCtx, args []string) int {
 				case 'l':
 					listFiles = true
 				case 'h':
-					noName = true
+					noName, withName = true, false
+				case 'H':
+					withName, noName = true, false
+				case 'A', 'B', 'C':
+					// The number follows, attached or as the next
+					// argument.
+					v := a[j+1:]
+					if v == "" && i+1 < len(args) {
+						i++
+						v = args[i]
+					}
+					n, err := strconv.Atoi(v)
+					if err != nil || n < 0 {
+						u.errorf("invalid context length argument: %s", v)
+						return 2
+					}
+					switch a[j] {
+					case 'A':
+						after = n
+					case 'B':
+						before = n
+					default:
+						after, before = n, n
+					}
+					j = len(a)
 				case 'e':
 					if j+1 < len(a) {
 						patterns = append(patterns, a[j+1:])
@@ -396,7 +422,10 @@ func utilGrep(u *utilCtx, args []string) int {
 		return 2
 	}
 	matched := false
-	multi := len(files) > 1 && !noName
+	multi := (len(files) > 1 || withName) && !noName
+	// Context lines print with "-" where matches have ":", and a "--"
+	// line parts groups that do not touch, as GNU and busybox grep do.
+	printed := 0 // the last line number printed, of any input
 	st := u.eachInput(files, func(name string, r io.Reader) {
 		if name == "-" {
 			name = "(standard input)"
@@ -404,9 +433,41 @@ func utilGrep(u *utilCtx, args []string) int {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
 		n := 0
+		emit := func(ln int, text string, sep string) {
+			if (after > 0 || before > 0) && printed > 0 && ln > printed+1 {
+				fmt.Fprintln(u.out, "--")
+			}
+			prefix := ""
+			if multi {
+				prefix = name + sep
+			}
+			if number {
+				prefix += strconv.Itoa(ln) + sep
+			}
+			fmt.Fprintf(u.out, "%s%s\n", prefix, text)
+			printed = ln
+		}
+		type held struct {
+			ln   int
+			text string
+		}
+		var back []held // up to before lines not printed yet
+		left := 0       // context lines still to print after a match
+		printed = 0
 		for ln := 1; sc.Scan(); ln++ {
 			text := sc.Text()
 			if re.MatchString(text) == invert {
+				if left > 0 && !(quiet || count || listFiles) {
+					emit(ln, text, "-")
+					left--
+					continue
+				}
+				if before > 0 {
+					back = append(back, held{ln, text})
+					if len(back) > before {
+						back = back[1:]
+					}
+				}
 				continue
 			}
 			matched = true
@@ -414,14 +475,12 @@ func utilGrep(u *utilCtx, args []string) int {
 			if quiet || count || listFiles {
 				continue
 			}
-			prefix := ""
-			if multi {
-				prefix = name + ":"
+			for _, h := range back {
+				emit(h.ln, h.text, "-")
 			}
-			if number {
-				prefix += strconv.Itoa(ln) + ":"
-			}
-			fmt.Fprintf(u.out, "%s%s\n", prefix, text)
+			back = back[:0]
+			emit(ln, text, ":")
+			left = after
 		}
 		switch {
 		case quiet:
