@@ -67,7 +67,7 @@ func count(s []string, x string) int {
 
 // TestCompileShapes checks which helpers each kind of fetch uses: kernel
 // reads dispatch to the user helper below TASK_SIZE on x86_64, +u reads
-// and ustring always use the user helpers, $comm reads the task's comm,
+// and ustring always use the user helpers, $comm copies the header's comm,
 // and a return probe with $argN reads entry data from the maps.
 func TestCompileShapes(t *testing.T) {
 	m := vmtest.Model(t, "6.12")
@@ -80,7 +80,7 @@ func TestCompileShapes(t *testing.T) {
 		{"p vfs_read +u0(%di):u32", map[string]int{"FnProbeReadKernel": 0, "FnProbeReadUser": 1}},
 		{"p vfs_read +0(%di):ustring", map[string]int{"FnProbeReadUserStr": 1, "FnProbeReadKernelStr": 0}},
 		{"p vfs_read +0(+8(%di)):string", map[string]int{"FnProbeReadKernelStr": 1, "FnProbeReadUserStr": 1, "FnProbeReadKernel": 1}},
-		{"p vfs_read $comm", map[string]int{"FnGetCurrentComm": 2, "FnProbeReadKernelStr": 1}},
+		{"p vfs_read $comm", map[string]int{"FnGetCurrentComm": 1, "FnProbeReadKernelStr": 1}},
 		{"p vfs_read $stack2", map[string]int{"FnProbeReadKernel": 1}},
 		{"p vfs_read x=$arg8", map[string]int{"FnProbeReadKernel": 1}},
 		{"r vfs_read $arg2", map[string]int{"FnMapDeleteElem": 1}},

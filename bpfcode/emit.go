@@ -27,6 +27,10 @@ type emitter struct {
 	// ownFields: the filter or hist stage being emitted reads an event
 	// probe's own record (fieldPos).
 	ownFields bool
+	// headerComm: the record being built has ktrace's header, whose
+	// comm (at offset 16) $comm copies instead of asking the kernel for
+	// it again. An event probe's source record has none.
+	headerComm bool
 	// subprogs are functions of the program (bpf_loop callbacks),
 	// appended after its end (program).
 	subprogs []asm.Instructions

@@ -305,6 +305,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 	if err := e.header(); err != nil {
 		return nil, err
 	}
+	e.headerComm = true
 	if p.Return && len(p.Layout.EntrySlots) > 0 {
 		if err := e.loadEntryData(); err != nil {
 			return nil, err
@@ -607,9 +608,9 @@ func (e *emitter) sourceRecord() error {
 	if err := e.cpuScratch(); err != nil {
 		return err
 	}
-	p, reserve := e.p, e.reserve
-	e.p, e.reserve = p.Source, false
-	defer func() { e.p, e.reserve = p, reserve }()
+	p, reserve, comm := e.p, e.reserve, e.headerComm
+	e.p, e.reserve, e.headerComm = p.Source, false, false
+	defer func() { e.p, e.reserve, e.headerComm = p, reserve, comm }()
 	e.emit(
 		asm.Mov.Imm(asm.R1, int32(e.p.Layout.Fixed)),
 		asm.StoreMem(asm.R10, stkEnd, asm.R1, asm.DWord),

@@ -31,15 +31,25 @@ func (e *emitter) stringArg(i int, a *fetchargs.Arg, first fetchargs.Op, derefs 
 			return fmt.Errorf("$comm cannot be dereferenced")
 		}
 		so := recOff(l.SlotOffset(slot0))
+		// The string and its length: copied from the header's comm,
+		// or read into place and measured there.
+		e.emit(asm.Mov.Reg(asm.R3, rBuf))
+		if e.headerComm {
+			e.emit(asm.Add.Imm(asm.R3, 16))
+		} else {
+			e.emit(
+				asm.Add.Imm(asm.R3, int32(so)),
+				asm.Mov.Reg(asm.R1, asm.R3),
+				asm.Mov.Imm(asm.R2, 16),
+				asm.FnGetCurrentComm.Call(),
+				asm.Mov.Reg(asm.R3, rBuf),
+				asm.Add.Imm(asm.R3, int32(so)),
+			)
+		}
 		e.emit(
 			asm.Mov.Reg(asm.R1, rBuf),
 			asm.Add.Imm(asm.R1, int32(so)),
 			asm.Mov.Imm(asm.R2, 16),
-			asm.FnGetCurrentComm.Call(),
-			asm.Mov.Reg(asm.R1, rBuf),
-			asm.Add.Imm(asm.R1, int32(so)),
-			asm.Mov.Imm(asm.R2, 16),
-			asm.Mov.Reg(asm.R3, asm.R1),
 			asm.FnProbeReadKernelStr.Call(),
 		)
 		e.dataLoc(fieldOff, l.SlotOffset(slot0))

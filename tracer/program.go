@@ -483,7 +483,8 @@ func insKey(ins asm.Instructions) string {
 }
 
 // entryKprobe reports whether kprobe pr can be served by a kprobe-multi
-// link like an fprobe: a symbol probe on the function's entry (its ftrace
+// link like an fprobe (a kretprobe by a kretprobe-multi link, like an
+// fprobe's exit): a symbol probe on the function's entry (its ftrace
 // call site, where the kernel's kprobe is itself ftrace based and sees
 // the same registers), with no argument reading %ip (ftrace's pt_regs
 // hold the call's return address there, a kprobe's the probe address +
@@ -491,7 +492,21 @@ func insKey(ins asm.Instructions) string {
 // does not check it, the kernel's kprobe would).
 func entryKprobe(m *kernel.Model, pr *Probe, args []*fetchargs.Arg) bool {
 	p := pr.Probe
-	if pr.Event.Kind != events.Kprobe || p.Symbol == "" || p.Addr == 0 || !m.BlacklistKnown() {
+	switch pr.Event.Kind {
+	case events.Kprobe:
+	case events.Kretprobe:
+		// A kretprobe-multi link returns through the same rethook
+		// trampoline, which hands the handler the registers at the
+		// return with regs->ip set to the return address, as a
+		// kretprobe's does. Only the kernel's default maxactive: another
+		// needs a tracefs kprobe event (tracefsOnly).
+		if p.MaxActive != events.DefaultMaxActive(m) {
+			return false
+		}
+	default:
+		return false
+	}
+	if p.Symbol == "" || p.Addr == 0 || !m.BlacklistKnown() {
 		return false
 	}
 	site, errno := m.ResolveKprobeSymbol(p.Symbol, p.Offset)
@@ -499,6 +514,10 @@ func entryKprobe(m *kernel.Model, pr *Probe, args []*fetchargs.Arg) bool {
 		return false
 	}
 	ipOff, ok := m.Arch().Regs[ipReg(m.Arch())]
+	if pr.Event.Kind == events.Kretprobe {
+		// At the return both see regs->ip set to the return address.
+		return true
+	}
 	for _, a := range args {
 		for _, op := range a.Ops {
 			if op.Code == fetchargs.OpReg && ok && op.Param == uint32(ipOff) {

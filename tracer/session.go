@@ -544,7 +544,7 @@ func (g *Group) attachShared(batch []*Probe) error {
 		opts.Cookies = append(opts.Cookies, uint64(p.Index))
 	}
 	var l link.Link
-	if batch[0].Event.Kind == events.Fexit {
+	if batch[0].Event.Kind.IsReturn() {
 		l, err = link.KretprobeMulti(prog, opts)
 	} else {
 		l, err = link.KprobeMulti(prog, opts)

@@ -86,6 +86,11 @@ var traceDefs = []traceDef{
 	// program and a kprobe-multi link as well.
 	{line: `p:t_ps1 vfs_read c=$comm n=%dx:u64 fl=+0(%di):x32`, kernels: both, cross: true},
 	{line: `p:t_ps2 vfs_write c=$comm n=%dx:u64 fl=+0(%di):x32`, kernels: both, cross: true},
+	// kretprobes of one shape: on 6.12 one program and one
+	// kretprobe-multi link, whose handler sees the return's registers
+	// with %ip at the return address, as a kretprobe's does.
+	{line: `r:t_rs1 vfs_read r=$retval:s64 ip=%ip:x64 c=$comm`, kernels: both, cross: true},
+	{line: `r:t_rs2 vfs_write r=$retval:s64 ip=%ip:x64 c=$comm`, kernels: both, cross: true},
 	// t events (6.12): the tracepoint's arguments by BTF name and $argN.
 	{line: `t:t_exec sched_process_exec comm=p->comm:string old=old_pid:s32 file=bprm->filename:string argc=$arg3`, kernels: only612, skip: []string{"6.1"}},
 	// A kretprobe with an explicit maxactive (tracefs fallback).
