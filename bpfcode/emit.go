@@ -31,9 +31,21 @@ type emitter struct {
 	// comm (at offset 16) $comm copies instead of asking the kernel for
 	// it again. An event probe's source record has none.
 	headerComm bool
-	// subprogs are functions of the program (bpf_loop callbacks),
-	// appended after its end (program).
-	subprogs []asm.Instructions
+	// subprogs are functions of the program (bpf_loop callbacks and
+	// inline event probes), appended after its end (program).
+	subprogs []subprog
+	// prefix starts every label of the code being emitted: an inline
+	// event probe's body (inlineEprobe) is emitted apart, and its labels
+	// must not meet the program's. ninline numbers those bodies.
+	prefix  string
+	ninline int
+}
+
+// subprog is a function of a program: its instructions, and its BTF
+// description (nil: a bpf_loop callback, "long fn(u32 index, void *ctx)").
+type subprog struct {
+	ins asm.Instructions
+	fn  *btf.Func
 }
 
 // program is the emitted program with its functions after it. A program
@@ -49,13 +61,25 @@ func (e *emitter) program() asm.Instructions {
 	out[0] = btf.WithFuncMetadata(out[0], &btf.Func{Name: "ktrace_prog", Linkage: btf.GlobalFunc,
 		Type: &btf.FuncProto{Return: long, Params: []btf.FuncParam{{Name: "ctx", Type: voidp}}}})
 	u32 := &btf.Int{Name: "unsigned int", Size: 4}
-	for i, f := range e.subprogs {
-		f = append(asm.Instructions(nil), f...)
-		f[0] = btf.WithFuncMetadata(f[0], &btf.Func{Name: fmt.Sprintf("ktrace_cb%d", i), Linkage: btf.StaticFunc,
-			Type: &btf.FuncProto{Return: long, Params: []btf.FuncParam{{Name: "index", Type: u32}, {Name: "ctx", Type: voidp}}}})
+	for i, sp := range e.subprogs {
+		f := append(asm.Instructions(nil), sp.ins...)
+		fn := sp.fn
+		if fn == nil {
+			fn = &btf.Func{Name: fmt.Sprintf("ktrace_cb%d", i), Linkage: btf.StaticFunc,
+				Type: &btf.FuncProto{Return: long, Params: []btf.FuncParam{{Name: "index", Type: u32}, {Name: "ctx", Type: voidp}}}}
+		}
+		f[0] = btf.WithFuncMetadata(f[0], fn)
 		out = append(out, f...)
 	}
 	return out
+}
+
+// ctxFunc describes a function of one pointer argument, "long
+// name(void *ctx)": an inline event probe's body.
+func ctxFunc(name string) *btf.Func {
+	return &btf.Func{Name: name, Linkage: btf.StaticFunc,
+		Type: &btf.FuncProto{Return: &btf.Int{Name: "long", Size: 8, Encoding: btf.Signed},
+			Params: []btf.FuncParam{{Name: "ctx", Type: &btf.Pointer{Target: &btf.Void{}}}}}}
 }
 
 // fieldPos is where a field the format places at off is in the record
@@ -82,7 +106,7 @@ func (e *emitter) emit(in ...asm.Instruction) {
 // newLabel returns a fresh jump target name.
 func (e *emitter) newLabel() string {
 	e.nlabels++
-	return fmt.Sprintf("L%d", e.nlabels)
+	return fmt.Sprintf("%sL%d", e.prefix, e.nlabels)
 }
 
 // mark attaches l to the next emitted instruction.

@@ -290,7 +290,7 @@ func (e *emitter) subprog(body func()) error {
 	if e.label != "" {
 		return fmt.Errorf("fetchargs: compile: a label pending at a function's end")
 	}
-	e.subprogs = append(e.subprogs, e.ins)
+	e.subprogs = append(e.subprogs, subprog{ins: e.ins})
 	e.ins = main
 	return nil
 }

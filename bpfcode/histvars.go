@@ -155,6 +155,22 @@ type SynthTarget struct {
 	Hists  []*Hist
 	// TracingOn, when set, is tracing_on (ProbeProgram.TracingOn).
 	TracingOn asm.FDer
+	// Eprobes are the enabled event probes on the synthetic event. Each
+	// runs on every record generated, as the kernel's event probe
+	// trigger does: before the event's filter and whether or not the
+	// event is enabled.
+	Eprobes []InlineProbe
+}
+
+// InlineProbe is an event probe whose attached event has no program of
+// its own (a synthetic event): its program (an EventRecord one) is
+// compiled as a function of the programs that generate the event's
+// records, called with the generated record as its context. Maps are its
+// own: its Scratch must be no map the generating program builds its
+// records in.
+type InlineProbe struct {
+	Prog *ProbeProgram
+	Maps *Maps
 }
 
 // SynthField is one field of a synthetic event's record: a number of
@@ -699,6 +715,11 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		}
 	}
 	e.synthDepth--
+	for _, ep := range t.Eprobes {
+		if err := e.inlineEprobe(ep); err != nil {
+			return err
+		}
+	}
 	if err := e.switchValue(t.Switch, done); err != nil {
 		return err
 	}
@@ -728,6 +749,36 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 	e.mark(done)
 	e.emit(asm.LoadMem(rBuf, asm.R10, slot, asm.DWord))
 	e.ownFields, e.filterRec, e.p.ScratchSize = ownFields, filterRec, scratch
+	return nil
+}
+
+// inlineEprobe calls the program of event probe ep, compiled as a
+// function of this program, on the record at rBuf: the probe reads it as
+// its attached record and writes its own record through its own maps.
+// R6-R9 survive the call; R0-R5 do not.
+func (e *emitter) inlineEprobe(ep InlineProbe) error {
+	if ep.Prog == nil || !ep.Prog.EventRecord || ep.Prog.Source != nil {
+		return fmt.Errorf("fetchargs: compile: an inline event probe needs its own record program")
+	}
+	e.ninline++
+	prefix := fmt.Sprintf("%sE%d_", e.prefix, e.ninline)
+	sub, err := compileBody(ep.Prog, ep.Maps, prefix)
+	if err != nil {
+		return fmt.Errorf("event probe on the synthetic event: %w", err)
+	}
+	if len(sub.ins) == 0 || sub.ins[0].Symbol() != "" {
+		return fmt.Errorf("fetchargs: compile: an inline event probe's body starts with a label")
+	}
+	name := prefix + "fn"
+	body := append(asm.Instructions(nil), sub.ins...)
+	body[0] = body[0].WithSymbol(name)
+	e.subprogs = append(e.subprogs, subprog{ins: body, fn: ctxFunc(fmt.Sprintf("ktrace_ep%d", e.ninline))})
+	e.subprogs = append(e.subprogs, sub.subprogs...)
+	e.emit(
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, int32(recOff(0))),
+		asm.Call.Label(name),
+	)
 	return nil
 }
 

@@ -256,6 +256,16 @@ var ErrUnsupported = errors.New("fetch operation not supported by the eBPF backe
 // Compile returns the eBPF program of one probe. The arguments' @SYM
 // references must be resolved (events does it when it arms a probe).
 func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
+	e, err := compileBody(p, m, "")
+	if err != nil {
+		return nil, err
+	}
+	return e.program(), nil
+}
+
+// compileBody emits the program of p, its functions apart, with every
+// label starting with prefix.
+func compileBody(p *ProbeProgram, m *Maps, prefix string) (*emitter, error) {
 	if p == nil || p.Layout == nil || m == nil {
 		return nil, fmt.Errorf("fetchargs: compile: incomplete probe")
 	}
@@ -283,7 +293,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 			return nil, fmt.Errorf("fetchargs: compile: source size %d, want %d", p.SourceSize, SourceAreaSize(src.Layout))
 		}
 	}
-	e := &emitter{p: p, maps: m}
+	e := &emitter{p: p, maps: m, prefix: prefix}
 	// A record of fixed size is written where it will be read: reserved
 	// in the ring buffer, with no copy. Records with strings send only
 	// their used part (a bounded copy from the scratch value), and
@@ -440,7 +450,7 @@ func Compile(p *ProbeProgram, m *Maps) (asm.Instructions, error) {
 		}
 		e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	}
-	return e.program(), nil
+	return e, nil
 }
 
 // counter adds 1 to the probe's hits (field 0) or misses (field 8).

@@ -40,6 +40,11 @@ type Probe struct {
 	// Source is set for an event probe on a dynamic event: the program
 	// runs where the source's probe would and builds its record first.
 	Source *Source
+	// Inline is set for an event probe on a synthetic event, which has no
+	// program to attach: the programs that generate the synthetic
+	// event's records call this one on each (bpfcode.InlineProbe,
+	// Group.Inline). Main is then only compiled, to check it.
+	Inline *bpfcode.InlineProbe
 	// Hists and NoTrace are the event's histograms and soft mode
 	// (bpfcode.ProbeProgram.Hists and NoTrace).
 	Hists   []*bpfcode.Hist
@@ -154,6 +159,9 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			switch {
 			case att == nil:
 				return nil, fmt.Errorf("tracer: %s/%s: an event probe without its attached event", ev.Group, ev.Name)
+			case att.Event != nil && att.Event.Kind == events.Synthetic:
+				// Run inline by the programs generating the
+				// synthetic event's records (Probe.Inline).
 			case att.Event != nil && !sourceKinds[att.Event.Kind]:
 				return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe on the %s event %s.%s: %w", ev.Group, ev.Name, att.Event.Kind, att.System, att.Name, syscall.EOPNOTSUPP)
 			case att.Filter != "" && att.FilterProg == nil:
@@ -163,7 +171,7 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 					return nil, fmt.Errorf("tracer: %s/%s: \"if\" filter: %w: %w", ev.Group, ev.Name, err, syscall.EOPNOTSUPP)
 				}
 			}
-			if att.Event != nil {
+			if att.Event != nil && att.Event.Kind != events.Synthetic {
 				// One program per probe of the source, each built
 				// as the event probe's own.
 				src, probes = att.Event, att.Event.Probes
@@ -360,6 +368,13 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		if att.FilterProg != nil {
 			pp.SourceFilter, pp.SourceSize, pp.SourceType = att.FilterProg, pr.sourceSize(), uint16(att.ID)
 		}
+	}
+	if att := pr.Event.Attached; pr.Event.Kind == events.Eprobe && att != nil && att.Event != nil && att.Event.Kind == events.Synthetic {
+		// Its maps are the session's but for the scratch value, which
+		// the group gives it when attaching: the generating program
+		// may be building its own record in the session's.
+		im := *maps
+		pr.Inline = &bpfcode.InlineProbe{Prog: pp, Maps: &im}
 	}
 	name := fmt.Sprintf("ktrace_%d", pr.Index)
 	ins, err := bpfcode.Compile(pp, maps)

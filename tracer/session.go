@@ -84,6 +84,22 @@ type Group struct {
 	probes []*Probe
 	progs  []*ebpf.Program
 	links  []link.Link
+	// maps are the group's own maps: the scratch values of its inline
+	// event probes.
+	maps []*ebpf.Map
+}
+
+// InlineProbes are the group's event probes on synthetic events, which
+// nothing attaches: the programs generating the synthetic event's records
+// must call each Probe.Inline.
+func (g *Group) InlineProbes() []*Probe {
+	var out []*Probe
+	for _, p := range g.probes {
+		if p.Inline != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // TraceFSPrefix is the group prefix of the tracefs kprobe events that
@@ -365,6 +381,22 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	where := fmt.Sprintf("%s/%s at %s", ev.Group, ev.Name, place(pr))
 	if u := pr.Uprobe; u != nil {
 		return g.attachUprobe(p, u, where)
+	}
+	if p.Inline != nil {
+		// Called by the generating programs, with a scratch value of
+		// its own.
+		cpus, err := ebpf.PossibleCPU()
+		if err != nil {
+			return fmt.Errorf("tracer: %s: possible CPUs: %w", where, err)
+		}
+		sc, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_epscr", Type: ebpf.Array, KeySize: 4,
+			ValueSize: g.s.maps.Scratch.ValueSize(), MaxEntries: uint32(cpus)})
+		if err != nil {
+			return fmt.Errorf("tracer: %s: creating map ktrace_epscr: %w", where, err)
+		}
+		g.maps = append(g.maps, sc)
+		p.Inline.Maps.Scratch = sc
+		return nil
 	}
 	if att := ev.Attached; kind == events.Eprobe && att != nil {
 		// The attached tracepoint's own BPF hook: the program sees its
@@ -727,6 +759,10 @@ func (g *Group) close() error {
 		errs = append(errs, p.Close())
 	}
 	g.progs = nil
+	for _, m := range g.maps {
+		errs = append(errs, m.Close())
+	}
+	g.maps = nil
 	return errors.Join(errs...)
 }
 

@@ -251,8 +251,26 @@ func (b *Backend) SetEnabled(group, name string, on bool) error {
 
 // reattach detaches ev's programs and, when it is traced or has active
 // hist triggers, attaches new ones that count its histograms and trace
-// it when trace is set. Called with mu held.
+// it when trace is set. An event probe on a synthetic event has no
+// program of its own: the synthetic event's generators are compiled
+// again, calling it or not. Called with mu held.
 func (b *Backend) reattach(ev *events.Event, trace bool) error {
+	err := b.reattachProbes(ev, trace)
+	// Without the static events' tracer (closed, or never started) no
+	// program generates synthetic records.
+	if att := ev.Attached; ev.Kind == events.Eprobe && att != nil && att.Event != nil && att.Event.Kind == events.Synthetic && b.static != nil {
+		if rerr := b.regenerate(att.Name); rerr != nil {
+			if b.warn != nil {
+				fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", ev.Group, ev.Name, rerr)
+			}
+			err = errors.Join(err, fmt.Errorf("attach %s/%s: %w", ev.Group, ev.Name, attachErrno(rerr)))
+		}
+	}
+	return err
+}
+
+// reattachProbes is reattach for the event's own programs.
+func (b *Backend) reattachProbes(ev *events.Event, trace bool) error {
 	key := evID{ev.Group, ev.Name, ev.Serial}
 	b.detach(key)
 	hists := b.activeHists(key)

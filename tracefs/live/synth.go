@@ -88,6 +88,16 @@ func (b *Backend) synthTargetAt(name string, depth int) (*bpfcode.SynthTarget, e
 		Fields: fields, EventID: uint16(ev.ID), Num: so.out.num,
 		Ring: st.ring, Scratch: so.scratch, Switch: so.sw, Filter: ev.Filter,
 	}
+	// The event probes enabled on it (or counting their histograms).
+	b.smu.Lock()
+	for _, g := range b.live {
+		for _, p := range g.InlineProbes() {
+			if att := p.Event.Attached; att.Name == name && att.Event != nil && att.Event.Serial == ev.Serial {
+				t.Eprobes = append(t.Eprobes, *p.Inline)
+			}
+		}
+	}
+	b.smu.Unlock()
 	hists := b.activeHists(evID{ev.Group, ev.Name, ev.Serial})
 	if err := b.fillTargetsAt(hists, depth+1); err != nil {
 		return nil, err
