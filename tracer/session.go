@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
 
@@ -431,7 +432,10 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 		return nil
 	}
 	fprobe := kind == events.Fentry || kind == events.Fexit
-	multi := fprobe && cfg.KprobeMulti
+	// A kprobe or kretprobe that could share a kprobe-multi link
+	// (entryKprobe) takes one of its own when alone: the link's handler
+	// runs the program without the kprobe and perf layers.
+	multi := (fprobe || p.Shared != nil) && cfg.KprobeMulti
 	opts := &link.KprobeOptions{Offset: off, TraceFSPrefix: fmt.Sprintf("%s_%d", TraceFSPrefix, os.Getpid())}
 	if tracefsOnly(cfg.Model, p) {
 		// Only a maxactive other than the kernel's default needs a
@@ -463,7 +467,7 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	}
 	var l link.Link
 	switch {
-	case multi && kind == events.Fexit:
+	case multi && kind.IsReturn():
 		l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
 	case multi:
 		l, err = link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
@@ -471,6 +475,18 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 		l, err = link.Kretprobe(sym, prog, opts)
 	default:
 		l, err = link.Kprobe(sym, prog, opts)
+	}
+	if err != nil && multi && !fprobe {
+		// What the kernel's kprobe takes and a kprobe-multi link may
+		// not (a function ftrace does not trace): the kprobe itself.
+		if prog, err = g.load(p.Main, false); err != nil {
+			return fmt.Errorf("tracer: loading %s: %w", where, err)
+		}
+		if kind.IsReturn() {
+			l, err = link.Kretprobe(sym, prog, opts)
+		} else {
+			l, err = link.Kprobe(sym, prog, opts)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("tracer: attaching %s: %w", where, err)
@@ -480,9 +496,10 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 }
 
 // attachUprobe attaches a uprobe's program (a uretprobe's, and its entry
-// program) through the perf uprobe PMU at the probe's file offset in its
-// file, with the kernel's reference counter (an SDT semaphore) when the
-// line gave one.
+// program) at the probe's file offset in its file, with the kernel's
+// reference counter (an SDT semaphore) when the line gave one: through a
+// uprobe-multi link where the kernel has them (6.6 on; the handler runs
+// the program without the perf layer), else through the perf uprobe PMU.
 func (g *Group) attachUprobe(p *Probe, u *events.UprobePlace, where string) error {
 	if u.Offset == 0 {
 		// The library takes a zero address for "look the symbol up".
@@ -492,30 +509,43 @@ func (g *Group) attachUprobe(p *Probe, u *events.UprobePlace, where string) erro
 	if err != nil {
 		return fmt.Errorf("tracer: %s: %w", where, err)
 	}
-	opts := &link.UprobeOptions{Address: u.Offset, RefCtrOffset: u.RefCtr}
+	multi := features.HaveBPFLinkUprobeMulti() == nil
+	attach := func(spec *ebpf.ProgramSpec, ret bool) (link.Link, error) {
+		if multi {
+			spec = spec.Copy()
+			spec.AttachType = ebpf.AttachTraceUprobeMulti
+		}
+		prog, err := g.load(spec, false)
+		if err != nil {
+			return nil, fmt.Errorf("loading: %w", err)
+		}
+		if multi {
+			opts := &link.UprobeMultiOptions{Addresses: []uint64{u.Offset}}
+			if u.RefCtr != 0 {
+				opts.RefCtrOffsets = []uint64{u.RefCtr}
+			}
+			if ret {
+				return ex.UretprobeMulti(nil, prog, opts)
+			}
+			return ex.UprobeMulti(nil, prog, opts)
+		}
+		opts := &link.UprobeOptions{Address: u.Offset, RefCtrOffset: u.RefCtr}
+		if ret {
+			return ex.Uretprobe("", prog, opts)
+		}
+		return ex.Uprobe("", prog, opts)
+	}
 	// A uretprobe's entry half goes first, so no return misses it.
 	if p.Entry != nil {
-		prog, err := g.load(p.Entry, false)
+		l, err := attach(p.Entry, false)
 		if err != nil {
-			return fmt.Errorf("tracer: loading the entry program of %s: %w", where, err)
-		}
-		l, err := ex.Uprobe("", prog, opts)
-		if err != nil {
-			return fmt.Errorf("tracer: attaching the entry of %s: %w", where, err)
+			return fmt.Errorf("tracer: the entry of %s: %w", where, err)
 		}
 		g.links = append(g.links, l)
 	}
-	prog, err := g.load(p.Main, false)
+	l, err := attach(p.Main, p.Event.Kind == events.Uretprobe)
 	if err != nil {
-		return fmt.Errorf("tracer: loading %s: %w", where, err)
-	}
-	attach := ex.Uprobe
-	if p.Event.Kind == events.Uretprobe {
-		attach = ex.Uretprobe
-	}
-	l, err := attach("", prog, opts)
-	if err != nil {
-		return fmt.Errorf("tracer: attaching %s: %w", where, err)
+		return fmt.Errorf("tracer: %s: %w", where, err)
 	}
 	g.links = append(g.links, l)
 	return nil

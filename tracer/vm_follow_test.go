@@ -12,14 +12,16 @@ import (
 // followScript runs record --follow and --pid while another process keeps
 // opening /tmp/noise.txt: only the followed tree's opens (cat's, and its
 // grandchild's in a subshell) and only the given pid's may be recorded.
-// The --pid target reads its file ten times once the kprobe is listed,
-// since a kprobe is listed a moment before its program is attached.
+// The --pid target reads its file ten times once the probe is listed (a
+// kprobe in kprobes/list, a kprobe-multi link's ftrace callback in
+// enabled_functions), since it is listed a moment before its program is
+// attached.
 const followScript = `echo x > /tmp/mine.txt; echo y > /tmp/noise.txt
 ( while :; do cat /tmp/noise.txt >/dev/null; done ) 2>/dev/null & noise=$!
 /bin/ktrace --kernel host record --follow -w /tmp/f.txt 'p:fo/op do_sys_openat2 path=+0(%si):string' -- sh -c 'cat /etc/hostname >/dev/null; (cat /tmp/mine.txt >/dev/null); sleep 0.2' 2>/tmp/fe
 printf '@@%s\n' FOLLOW; cat /tmp/f.txt; printf '@@%s\n' END-FOLLOW
 printf '@@%s\n' FOLLOWERR; cat /tmp/fe; printf '@@%s\n' END-FOLLOWERR
-sh -c 'until grep -q do_sys_openat2 /sys/kernel/debug/kprobes/list; do sleep 0.1; done; for i in 1 2 3 4 5 6 7 8 9 10; do read x < /tmp/mine.txt; sleep 0.3; done' & target=$!
+sh -c 'until grep -q do_sys_openat2 /sys/kernel/debug/kprobes/list /sys/kernel/tracing/enabled_functions; do sleep 0.1; done; for i in 1 2 3 4 5 6 7 8 9 10; do read x < /tmp/mine.txt; sleep 0.3; done' & target=$!
 /bin/ktrace --kernel host record --pid $target --count 1 --duration 60s -w /tmp/p.txt 'p:fo/op do_sys_openat2 path=+0(%si):string' 2>/tmp/pe
 printf '@@%s\n' PID; cat /tmp/p.txt; printf '@@%s\n' END-PID
 printf '@@%s\n' PIDERR; cat /tmp/pe; printf '@@%s\n' END-PIDERR

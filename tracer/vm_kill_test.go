@@ -34,8 +34,10 @@ func killScript() string {
 		args = append(args, shQuote(l))
 	}
 	rec := "/bin/ktrace --kernel host record -w /tmp/o --duration 120s " + strings.Join(args, " ") + " 2>/tmp/err &\npid=$!\n"
-	waitAttached := "for i in $(seq 1 300); do grep -q ksys_read /sys/kernel/debug/kprobes/list && grep -q 'vfs_read+' /sys/kernel/debug/kprobes/list && grep -q ktrace_ kprobe_events && break; sleep 0.1; done\n"
-	leftovers := "cat kprobe_events uprobe_events dynamic_events /sys/kernel/debug/kprobes/list 2>/dev/null"
+	// A kprobe shows in kprobes/list; a kprobe-multi link (6.12) is an
+	// ftrace callback, in enabled_functions.
+	waitAttached := "for i in $(seq 1 300); do grep -q ksys_read /sys/kernel/debug/kprobes/list enabled_functions && grep -q 'vfs_read+' /sys/kernel/debug/kprobes/list && grep -q ktrace_ kprobe_events && break; sleep 0.1; done\n"
+	leftovers := "cat kprobe_events uprobe_events dynamic_events /sys/kernel/debug/kprobes/list enabled_functions 2>/dev/null"
 	for _, when := range killMoments {
 		sc.WriteString(rec)
 		switch when {
@@ -61,7 +63,8 @@ func killScript() string {
 // TestKillLeavesNothingVM kills ktrace record with SIGKILL at several
 // moments on both pinned kernels, in guests without the kernel's config or
 // image, and requires that nothing stays registered: kprobe_events,
-// uprobe_events, dynamic_events and kprobes/list are empty after every
+// uprobe_events, dynamic_events, kprobes/list and enabled_functions (the
+// ftrace callbacks of kprobe-multi links) are empty after every
 // kill, with no other ktrace started in between. While tracing, the
 // probes must be registered (the kill must hit something).
 func TestKillLeavesNothingVM(t *testing.T) {

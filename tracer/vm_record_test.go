@@ -14,8 +14,10 @@ const hostnameLine = `p:myev do_sys_openat2 path=+0($arg2):string`
 
 // lifecycleScript runs, in one boot: the issue's example with the kernel's
 // tracer and ktrace record on the same definition; then ktrace record
-// killed with SIGKILL while attached (a kprobe through the perf_kprobe PMU
-// and a kretprobe with maxactive, which cilium/ebpf creates in tracefs);
+// killed with SIGKILL while attached (a kprobe through the perf_kprobe PMU,
+// or on 6.12 a kprobe-multi link, an ftrace callback listed in
+// enabled_functions, and a kretprobe with maxactive, which cilium/ebpf
+// creates in tracefs);
 // then a second ktrace start, which must remove the stale tracefs entry.
 const lifecycleScript = `echo '` + hostnameLine + `' >> kprobe_events
 echo 1 > events/kprobes/myev/enable
@@ -28,12 +30,12 @@ echo @@RECERR; cat /tmp/rec.err; echo @@END-RECERR
 echo > kprobe_events
 /bin/ktrace --kernel host record 'r8:rm vfs_read $retval' 'p:kp vfs_write' -w /tmp/k.txt 2>/tmp/k.err &
 pid=$!
-for i in $(seq 1 120); do grep -q vfs_read /sys/kernel/debug/kprobes/list && grep -q vfs_write /sys/kernel/debug/kprobes/list && break; sleep 1; done
-echo @@ATTACHED; cat /sys/kernel/debug/kprobes/list; grep ktrace_ kprobe_events; echo @@END-ATTACHED
+for i in $(seq 1 120); do grep -q vfs_read /sys/kernel/debug/kprobes/list && grep -q vfs_write /sys/kernel/debug/kprobes/list enabled_functions && break; sleep 1; done
+echo @@ATTACHED; cat /sys/kernel/debug/kprobes/list enabled_functions; grep ktrace_ kprobe_events; echo @@END-ATTACHED
 kill -9 $pid; wait $pid; sleep 1
-echo @@AFTERKILL; cat /sys/kernel/debug/kprobes/list; grep ktrace_ kprobe_events; echo @@END-AFTERKILL
+echo @@AFTERKILL; cat /sys/kernel/debug/kprobes/list enabled_functions; grep ktrace_ kprobe_events; echo @@END-AFTERKILL
 /bin/ktrace --kernel host record 'p:kp vfs_write' --duration 1s -w /tmp/k2.txt 2>/tmp/k2.err
-echo @@AFTERNEXT; cat /sys/kernel/debug/kprobes/list; grep ktrace_ kprobe_events; echo @@END-AFTERNEXT
+echo @@AFTERNEXT; cat /sys/kernel/debug/kprobes/list enabled_functions; grep ktrace_ kprobe_events; echo @@END-AFTERNEXT
 `
 
 // TestRecordLifecycleVM checks on both pinned kernels that
@@ -41,7 +43,7 @@ echo @@AFTERNEXT; cat /sys/kernel/debug/kprobes/list; grep ktrace_ kprobe_events
 //     /etc/hostname prints, for cat's hits, the same line bodies as the
 //     kernel's tracer with the same definition;
 //   - after kill -9 of an attached ktrace no probe is left in
-//     /sys/kernel/debug/kprobes/list or kprobe_events: the perf-event
+//     /sys/kernel/debug/kprobes/list, enabled_functions or kprobe_events: the perf-event
 //     probes close with the process, and the reaper removes the tracefs
 //     kretprobe a maxactive forces.
 func TestRecordLifecycleVM(t *testing.T) {
