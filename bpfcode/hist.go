@@ -54,6 +54,14 @@ func (h *Hist) Layout() HistLayout {
 	for _, s := range h.Saves {
 		l.Saves = append(l.Saves, s.Str != nil)
 	}
+	for i, v := range h.Vars {
+		if v != nil && v.Op == 0 && v.Str != nil {
+			if l.StrVars == nil {
+				l.StrVars = make([]bool, len(h.Vars))
+			}
+			l.StrVars[i] = true
+		}
+	}
 	return l
 }
 

@@ -27,12 +27,17 @@ import (
 // HistLayout places an entry's parts in a histogram map's value: the
 // hitcount, the sums, the variables' values, one "set" word per
 // variable, the values onmax() and onchange() follow, the fields save()
-// keeps, and the comm of the task that created the entry.
+// keeps, the string variables' strings, and the comm of the task that
+// created the entry.
 type HistLayout struct {
 	NVals, NVars, NTrack int
 	// Saves says, per saved field, whether it is a string (StrVarLen
 	// bytes) or a number (8 bytes).
 	Saves []bool
+	// StrVars says, per variable, whether it holds a string (nil: none
+	// does): its StrVarLen bytes are at StrOff, and a reference to it
+	// reads their address.
+	StrVars []bool
 }
 
 // Size is the map's value size.
@@ -58,8 +63,22 @@ func (l HistLayout) SaveOff(i int) int {
 	return off
 }
 
+// StrOff is where string variable i's string is.
+func (l HistLayout) StrOff(i int) int {
+	off := l.SaveOff(len(l.Saves))
+	for _, str := range l.StrVars[:min(i, len(l.StrVars))] {
+		if str {
+			off += StrVarLen
+		}
+	}
+	return off
+}
+
+// StrVar reports whether variable i holds a string.
+func (l HistLayout) StrVar(i int) bool { return i >= 0 && i < len(l.StrVars) && l.StrVars[i] }
+
 // CommOff is where the comm is.
-func (l HistLayout) CommOff() int { return l.SaveOff(len(l.Saves)) }
+func (l HistLayout) CommOff() int { return l.StrOff(len(l.StrVars)) }
 
 // HistExpr is a value computed from the record: a leaf (a field, the
 // timestamp, the CPU, a constant or a variable reference) or an operator
@@ -81,8 +100,37 @@ type HistExpr struct {
 	// Ref, when not 0, is reference Ref-1 of the histogram (Hist.Refs).
 	Ref int
 	// Str is a string field of the record: only a synthetic event's
-	// string field takes it (copied, not computed).
+	// string field, a save() and a string variable take it (copied, not
+	// computed).
 	Str *filter.Field
+}
+
+// strField reports whether f is a string the hist stage copies: an array
+// in the record or a __data_loc string.
+func strField(f *filter.Field) bool {
+	switch f.Class {
+	case filter.StaticString, filter.DynString, filter.RelDynString:
+		return true
+	}
+	return false
+}
+
+// refLayout is the layout of the histogram that holds the variable of
+// reference r of h.
+func (h *Hist) refLayout(r HistRef) HistLayout {
+	if r.Self {
+		return h.Layout()
+	}
+	return r.Layout
+}
+
+// strRef reports whether expression leaf x reads a string variable.
+func (h *Hist) strRef(x *HistExpr) bool {
+	if x == nil || x.Op != 0 || x.Ref < 1 || x.Ref > len(h.Refs) {
+		return false
+	}
+	r := h.Refs[x.Ref-1]
+	return h.refLayout(r).StrVar(r.Var)
 }
 
 // HistRef is a histogram's reference to a variable.
@@ -279,6 +327,9 @@ func (h *Hist) checkExpr(x *HistExpr, depth int) error {
 			if x.Ref < 0 || x.Ref > len(h.Refs) {
 				return fmt.Errorf("reference %d of %d: %w", x.Ref, len(h.Refs), ErrHistUnsupported)
 			}
+			if h.strRef(x) {
+				return fmt.Errorf("string variable in an expression: %w", ErrHistUnsupported)
+			}
 		case x.Field != nil:
 			if x.Field.Class != filter.Numeric && x.Field.Class != filter.PtrString {
 				return fmt.Errorf("string %s in an expression: %w", x.Field.Name, ErrHistUnsupported)
@@ -319,6 +370,12 @@ func (h *Hist) checkVars() error {
 		}
 	}
 	for _, v := range h.Vars {
+		if v != nil && v.Op == 0 && v.Str != nil {
+			if !strField(v.Str) {
+				return fmt.Errorf("string variable of %s: %w", v.Str.Name, ErrHistUnsupported)
+			}
+			continue
+		}
 		if err := h.checkExpr(v, 0); err != nil {
 			return err
 		}
@@ -365,8 +422,11 @@ func (h *Hist) checkVars() error {
 		for i, p := range a.Params {
 			f := t.Fields[i]
 			if f.String {
+				if h.strRef(p) {
+					continue
+				}
 				if p.Str == nil {
-					return fmt.Errorf("a string field fed by a number or a variable: %w", ErrHistUnsupported)
+					return fmt.Errorf("a string field fed by a number: %w", ErrHistUnsupported)
 				}
 				switch p.Str.Class {
 				case filter.StaticString, filter.DynString, filter.RelDynString:
@@ -527,9 +587,18 @@ func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
 		e.emit(
 			asm.LoadMem(asm.R1, ent, int16(lay.SetOff(r.Var)), asm.DWord),
 			asm.JEq.Imm(asm.R1, 0, fail),
-			asm.LoadMem(asm.R1, ent, int16(lay.VarOff(r.Var)), asm.DWord),
-			asm.StoreMem(rBuf, int16(area+histRefsOff+8*i), asm.R1, asm.DWord),
 		)
+		if lay.StrVar(r.Var) {
+			// A string variable: the address of its string in the
+			// entry (the kernel's var_ref_vals hold the pointer).
+			e.emit(
+				asm.Mov.Reg(asm.R1, ent),
+				asm.Add.Imm(asm.R1, int32(lay.StrOff(r.Var))),
+			)
+		} else {
+			e.emit(asm.LoadMem(asm.R1, ent, int16(lay.VarOff(r.Var)), asm.DWord))
+		}
+		e.emit(asm.StoreMem(rBuf, int16(area+histRefsOff+8*i), asm.R1, asm.DWord))
 		if r.ReadOnce && !self {
 			e.emit(zeroDWord(ent, int16(lay.SetOff(r.Var))))
 		}
@@ -542,6 +611,17 @@ func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
 func (e *emitter) histVars(h *Hist, area int) error {
 	lay := h.Layout()
 	for i, v := range h.Vars {
+		if lay.StrVar(i) {
+			// The string, up to its NUL, in the entry.
+			if err := e.copyString(v.Str, rBuf, rVal, int16(lay.StrOff(i)), StrVarLen); err != nil {
+				return err
+			}
+			e.emit(
+				asm.Mov.Imm(asm.R1, 1),
+				asm.StoreMem(rVal, int16(lay.SetOff(i)), asm.R1, asm.DWord),
+			)
+			continue
+		}
 		if err := e.histExpr(v, area, 0); err != nil {
 			return err
 		}
@@ -598,7 +678,7 @@ func (e *emitter) histActions(h *Hist, area int) error {
 			}
 		} else {
 			e.emit(asm.StoreMem(asm.R10, saveValSlot(e.synthDepth), rVal, asm.DWord))
-			if err := e.synthAction(a, area); err != nil {
+			if err := e.synthAction(h, a, area); err != nil {
 				return err
 			}
 			e.emit(asm.LoadMem(rVal, asm.R10, saveValSlot(e.synthDepth), asm.DWord))
@@ -611,10 +691,16 @@ func (e *emitter) histActions(h *Hist, area int) error {
 // synthAction generates a synthetic event: the parameters are computed
 // into the probe's area, then the record is built in this CPU's value of
 // the event's scratch map, which becomes rBuf until the record is done.
-func (e *emitter) synthAction(a *HistAction, area int) error {
+func (e *emitter) synthAction(h *Hist, a *HistAction, area int) error {
 	t := a.Target
 	for i, p := range a.Params {
 		if p.Str != nil {
+			continue
+		}
+		if h.strRef(p) {
+			// The string variable's address, for the copy below.
+			e.emit(asm.LoadMem(asm.R1, rBuf, int16(area+histRefsOff+8*(p.Ref-1)), asm.DWord))
+			e.emit(asm.StoreMem(rBuf, int16(area+histParamOff+8*i), asm.R1, asm.DWord))
 			continue
 		}
 		if err := e.histExpr(p, area, 0); err != nil {
@@ -684,7 +770,17 @@ func (e *emitter) synthAction(a *HistAction, area int) error {
 		if f.Dynamic {
 			dst = data[i]
 		}
-		if err := e.copyString(a.Params[i].Str, rTmp9, rBuf, recOff(dst), StrVarLen); err != nil {
+		if a.Params[i].Str == nil {
+			// A string variable: bpf_probe_read_kernel_str from the
+			// address saved with the parameters.
+			e.emit(
+				asm.LoadMem(asm.R3, rTmp9, int16(area+histParamOff+8*i), asm.DWord),
+				asm.Mov.Imm(asm.R2, StrVarLen),
+				asm.Mov.Reg(asm.R1, rBuf),
+				asm.Add.Imm(asm.R1, int32(recOff(dst))),
+				asm.FnProbeReadKernelStr.Call(),
+			)
+		} else if err := e.copyString(a.Params[i].Str, rTmp9, rBuf, recOff(dst), StrVarLen); err != nil {
 			return err
 		}
 		if f.Dynamic {

@@ -162,6 +162,11 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 		}
 	}
 	for _, v := range h.Vars {
+		if v.Field != nil && !v.IsComputed() && v.Field.Class != filter.Numeric && v.Field.Class != filter.PtrString {
+			// A string variable: the string, kept in the entry.
+			spec.Vars = append(spec.Vars, &bpfcode.HistExpr{Str: v.Field})
+			continue
+		}
 		e, err := x.expr(v, false)
 		if err != nil {
 			return nil, nil, unsupported(fmt.Sprintf("variable %s: %v", v.Var, err))

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -88,16 +89,24 @@ func (b *Backend) synthTargetAt(name string, depth int) (*bpfcode.SynthTarget, e
 		Fields: fields, EventID: uint16(ev.ID), Num: so.out.num,
 		Ring: st.ring, Scratch: so.scratch, Switch: so.sw, Filter: ev.Filter,
 	}
-	// The event probes enabled on it (or counting their histograms).
+	// The event probes enabled on it (or counting their histograms), in
+	// the order they were enabled, the order the kernel's event probe
+	// triggers run in (added at the tail of the event's trigger list).
+	// Each enabling attaches anew, with the session's next probe index.
+	var eps []*tracer.Probe
 	b.smu.Lock()
 	for _, g := range b.live {
 		for _, p := range g.InlineProbes() {
 			if att := p.Event.Attached; att.Name == name && att.Event != nil && att.Event.Serial == ev.Serial {
-				t.Eprobes = append(t.Eprobes, *p.Inline)
+				eps = append(eps, p)
 			}
 		}
 	}
 	b.smu.Unlock()
+	slices.SortFunc(eps, func(x, y *tracer.Probe) int { return cmp.Compare(x.Index, y.Index) })
+	for _, p := range eps {
+		t.Eprobes = append(t.Eprobes, *p.Inline)
+	}
 	hists := b.activeHists(evID{ev.Group, ev.Name, ev.Serial})
 	if err := b.fillTargetsAt(hists, depth+1); err != nil {
 		return nil, err
