@@ -389,8 +389,7 @@ func (h *Hist) checkVars() error {
 	}
 	for _, s := range h.Saves {
 		if s.Str != nil {
-			switch s.Str.Class {
-			case filter.StaticString, filter.DynString, filter.RelDynString:
+			if strField(s.Str) {
 				continue
 			}
 			return fmt.Errorf("saved string %s: %w", s.Str.Name, ErrHistUnsupported)
@@ -428,9 +427,7 @@ func (h *Hist) checkVars() error {
 				if p.Str == nil {
 					return fmt.Errorf("a string field fed by a number: %w", ErrHistUnsupported)
 				}
-				switch p.Str.Class {
-				case filter.StaticString, filter.DynString, filter.RelDynString:
-				default:
+				if !strField(p.Str) {
 					return fmt.Errorf("string field %s: %w", p.Str.Name, ErrHistUnsupported)
 				}
 				continue

@@ -224,3 +224,9 @@ type Attached struct {
 	// what the probe's $FIELD arguments index.
 	Fields []fetchargs.EventField
 }
+
+// OnSynthetic reports whether the attached event is a synthetic event,
+// which has no probe of its own: its records come from hist actions.
+func (a *Attached) OnSynthetic() bool {
+	return a != nil && a.Event != nil && a.Event.Kind == Synthetic
+}

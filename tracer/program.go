@@ -43,7 +43,7 @@ type Probe struct {
 	// Inline is set for an event probe on a synthetic event, which has no
 	// program to attach: the programs that generate the synthetic
 	// event's records call this one on each (bpfcode.InlineProbe,
-	// Group.Inline). Main is then only compiled, to check it.
+	// Group.InlineProbes). Main is then only compiled, to check it.
 	Inline *bpfcode.InlineProbe
 	// Hists and NoTrace are the event's histograms and soft mode
 	// (bpfcode.ProbeProgram.Hists and NoTrace).
@@ -159,7 +159,7 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 			switch {
 			case att == nil:
 				return nil, fmt.Errorf("tracer: %s/%s: an event probe without its attached event", ev.Group, ev.Name)
-			case att.Event != nil && att.Event.Kind == events.Synthetic:
+			case att.OnSynthetic():
 				// Run inline by the programs generating the
 				// synthetic event's records (Probe.Inline).
 			case att.Event != nil && !sourceKinds[att.Event.Kind]:
@@ -171,7 +171,7 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 					return nil, fmt.Errorf("tracer: %s/%s: \"if\" filter: %w: %w", ev.Group, ev.Name, err, syscall.EOPNOTSUPP)
 				}
 			}
-			if att.Event != nil && att.Event.Kind != events.Synthetic {
+			if att.Event != nil && !att.OnSynthetic() {
 				// One program per probe of the source, each built
 				// as the event probe's own.
 				src, probes = att.Event, att.Event.Probes
@@ -369,7 +369,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 			pp.SourceFilter, pp.SourceSize, pp.SourceType = att.FilterProg, pr.sourceSize(), uint16(att.ID)
 		}
 	}
-	if att := pr.Event.Attached; pr.Event.Kind == events.Eprobe && att != nil && att.Event != nil && att.Event.Kind == events.Synthetic {
+	if pr.Event.Kind == events.Eprobe && pr.Event.Attached.OnSynthetic() {
 		// Its maps are the session's but for the scratch value, which
 		// the group gives it when attaching: the generating program
 		// may be building its own record in the session's.

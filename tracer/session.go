@@ -478,7 +478,10 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	}
 	if err != nil && multi && !fprobe {
 		// What the kernel's kprobe takes and a kprobe-multi link may
-		// not (a function ftrace does not trace): the kprobe itself.
+		// not (a function ftrace does not trace): the kprobe itself,
+		// whose program replaces the one the link refused.
+		g.progs = g.progs[:len(g.progs)-1]
+		prog.Close()
 		if prog, err = g.load(p.Main, false); err != nil {
 			return fmt.Errorf("tracer: loading %s: %w", where, err)
 		}

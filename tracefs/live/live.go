@@ -258,7 +258,7 @@ func (b *Backend) reattach(ev *events.Event, trace bool) error {
 	err := b.reattachProbes(ev, trace)
 	// Without the static events' tracer (closed, or never started) no
 	// program generates synthetic records.
-	if att := ev.Attached; ev.Kind == events.Eprobe && att != nil && att.Event != nil && att.Event.Kind == events.Synthetic && b.static != nil {
+	if att := ev.Attached; ev.Kind == events.Eprobe && att.OnSynthetic() && b.static != nil {
 		if rerr := b.regenerate(att.Name); rerr != nil {
 			if b.warn != nil {
 				fmt.Fprintf(b.warn, "ktrace: enable %s/%s: %v\n", ev.Group, ev.Name, rerr)
