@@ -13,6 +13,10 @@ func (r *Registry) SetFilter(ev *Event, f *filter.Filter) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.findEvent(ev.Group, ev.Name); e != nil && e.ID == ev.ID {
+		if r.view != nil {
+			r.view.of(e).filter = f
+			return nil
+		}
 		e.Filter = f
 		return nil
 	}

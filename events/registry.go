@@ -17,7 +17,20 @@ const writeBufSize = 4096
 // Registry is the set of dynamic events of one emulated kernel. It is safe
 // for concurrent use; every method runs under one lock, as the kernel runs
 // every command under event_mutex.
+//
+// The registry NewRegistry returns is the top-level tracing directory's
+// view of the events; Instance returns the view of a tracing instance
+// (instances/NAME), which shares the definitions and keeps its own enable
+// state, soft mode and filters (instance.go).
 type Registry struct {
+	*core
+	// view is an instance's state of the events; nil for the top level,
+	// whose state the events hold themselves.
+	view *view
+}
+
+// core is what every view of a registry shares.
+type core struct {
 	mu      sync.Mutex
 	model   *kernel.Model
 	dialect *grammar.Dialect
@@ -36,6 +49,8 @@ type Registry struct {
 	tpStubs map[string]bool
 	// lookupPath resolves uprobe paths (nil: HostPathLookup).
 	lookupPath PathLookup
+	// views are the open instances' views (Instance).
+	views map[*view]bool
 }
 
 // NewRegistry returns an empty registry for kernel m speaking dialect d. A
@@ -47,7 +62,7 @@ func NewRegistry(m *kernel.Model, d *grammar.Dialect) *Registry {
 	}
 	// IDs of removed events are reused, lowest first, like the kernel's
 	// trace_search_list (except where the dialect says IDs only grow).
-	return &Registry{model: m, dialect: d, firstID: d.FirstEventID}
+	return &Registry{core: &core{model: m, dialect: d, firstID: d.FirstEventID, views: map[*view]bool{}}}
 }
 
 // Dialect returns the registry's kernel dialect.
@@ -240,7 +255,7 @@ func (r *Registry) Events() []*Event {
 	defer r.mu.Unlock()
 	out := make([]*Event, len(r.events))
 	for i, e := range r.events {
-		out[i] = e.snapshot()
+		out[i] = r.viewed(e.snapshot())
 	}
 	return out
 }
@@ -250,7 +265,7 @@ func (r *Registry) Event(group, name string) *Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.findEvent(group, name); e != nil {
-		return e.snapshot()
+		return r.viewed(e.snapshot())
 	}
 	return nil
 }
@@ -279,6 +294,10 @@ func (r *Registry) SetEnabled(ev *Event, on bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.findEvent(ev.Group, ev.Name); e != nil && e.ID == ev.ID {
+		if r.view != nil {
+			r.view.of(e).enabled = on
+			return nil
+		}
 		e.Enabled = on
 		return nil
 	}
@@ -290,6 +309,10 @@ func (r *Registry) SetSoft(ev *Event, on bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.findEvent(ev.Group, ev.Name); e != nil && e.ID == ev.ID {
+		if r.view != nil {
+			r.view.of(e).soft = on
+			return
+		}
 		e.Soft = on
 	}
 }
@@ -300,6 +323,10 @@ func (r *Registry) SetGenerated(name string, on bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.findSynthetic(name); e != nil {
+		if r.view != nil {
+			r.view.of(e).generated = on
+			return
+		}
 		e.Generated = on
 	}
 }
@@ -317,10 +344,10 @@ func (r *Registry) Truncate(f File) error {
 	scope := scopeOf(f)
 	for _, p := range r.probes {
 		ev := p.Event
-		busy := ev.Enabled || ev.Soft || ev.Generated
+		busy := r.held(ev)
 		if ev.Kind == Synthetic {
 			// synth_event_is_busy looks at the references only.
-			busy = ev.Generated
+			busy = r.generated(ev)
 		}
 		if scope.has(ev.Kind) && busy {
 			return &WriteError{Errno: syscall.EBUSY}
@@ -377,7 +404,7 @@ func (r *Registry) freeProbe(p *Probe) syscall.Errno {
 	ev := p.Event
 	// The last probe of an event goes only when the event is neither
 	// enabled nor held by an event probe attached to it.
-	if len(ev.Probes) == 1 && (ev.Enabled || ev.Soft || ev.Generated || r.referenced(ev)) {
+	if len(ev.Probes) == 1 && (r.held(ev) || r.referenced(ev)) {
 		return syscall.EBUSY
 	}
 	if ev.Kind == Tprobe && !p.Pending {
@@ -404,6 +431,9 @@ func (r *Registry) freeProbe(p *Probe) syscall.Errno {
 		}
 		if i := ev.ID - r.firstID; i >= 0 && i < len(r.idUsed) {
 			r.idUsed[i] = false
+		}
+		for v := range r.views {
+			delete(v.state, ev.Serial)
 		}
 	}
 	return 0

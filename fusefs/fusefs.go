@@ -370,6 +370,8 @@ var (
 	_ gofs.NodeSetattrer = (*node)(nil)
 	_ gofs.NodeOpener    = (*node)(nil)
 	_ gofs.NodeCreater   = (*node)(nil)
+	_ gofs.NodeMkdirer   = (*node)(nil)
+	_ gofs.NodeRmdirer   = (*node)(nil)
 )
 
 // errno extracts the syscall.Errno of a tracefs error; errors without one
@@ -389,12 +391,12 @@ func (n *node) fill(fi os.FileInfo, p string, a *fuse.Attr) {
 	a.Ino = n.t.ino(p)
 	a.Mode = unixMode(fi.Mode())
 	a.Size = 0
-	if p == tracePipe {
+	if isTracePipe(p) {
 		// Non-zero, so that sendfile(2) asks and falls back to read(2):
 		// see streamGuard.
 		a.Size = pageSize
 	}
-	if !fi.IsDir() && p != tracePipe {
+	if !fi.IsDir() && !isTracePipe(p) {
 		// The content's length, for sendfile(2) and splice(2): see "File
 		// sizes" in the package comment. Reading trace_pipe would
 		// consume it.
@@ -501,19 +503,56 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	return fh, flags, 0
 }
 
-// tracePipe is the path of the one file whose reads wait and consume.
+// tracePipe is the path of the file whose reads wait and consume; each
+// tracing instance has one too (isTracePipe).
 const tracePipe = "/trace_pipe"
+
+// isTracePipe reports whether p is the top level's trace_pipe or an
+// instance's (/instances/NAME/trace_pipe).
+func isTracePipe(p string) bool {
+	if p == tracePipe {
+		return true
+	}
+	dir, base := path.Split(p)
+	return base == "trace_pipe" && path.Dir(path.Clean(dir)) == "/instances"
+}
 
 // newHandle wraps an open tracefs file for the mount. trace_pipe is a
 // stream: no offsets, no seeking (FOPEN_STREAM, as the kernel's
 // nonseekable trace_pipe).
 func newHandle(t *tree, f *tracefs.File, p string) (*handle, uint32) {
-	h := &handle{t: t, f: f, control: p == "/kprobe_events" || p == "/dynamic_events", pipe: p == tracePipe}
+	h := &handle{t: t, f: f, control: p == "/kprobe_events" || p == "/dynamic_events", pipe: isTracePipe(p)}
 	flags := uint32(fuse.FOPEN_DIRECT_IO)
 	if h.pipe {
 		flags |= fuse.FOPEN_STREAM | fuse.FOPEN_NONSEEKABLE
 	}
 	return h, flags
+}
+
+// Mkdir makes a tracing instance (instances/NAME); tracefs refuses any
+// other directory.
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	n.t.fsmu.Lock()
+	defer n.t.fsmu.Unlock()
+	p := path.Join(n.path, name)
+	if err := n.t.fs.Mkdir(p); err != nil {
+		return nil, errno(err)
+	}
+	fi, err := n.t.fs.Stat(p)
+	if err != nil {
+		return nil, errno(err)
+	}
+	n.fill(fi, p, &out.Attr)
+	child := &node{t: n.t, path: p}
+	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
+	return n.NewInode(ctx, child, st), 0
+}
+
+// Rmdir removes a tracing instance.
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	n.t.fsmu.Lock()
+	defer n.t.fsmu.Unlock()
+	return errno(n.t.fs.Rmdir(path.Join(n.path, name)))
 }
 
 // Create answers like tracefs: no file can be created in it.

@@ -66,6 +66,11 @@ func canRead(flag int) bool  { a := accMode(flag); return a == syscall.O_RDONLY 
 // buffer. tracefs files cannot be created: O_CREAT on a missing name in an
 // existing directory fails with EACCES. Errors are *fs.PathError holding a syscall.Errno.
 func (f *FS) Open(name string, flag int) (*File, error) {
+	if sub, rest, err := f.route(name); err != nil {
+		return nil, pathErr("open", name, err)
+	} else if sub != f {
+		return sub.Open(rest, flag)
+	}
 	n, err := f.resolve(name)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) && flag&syscall.O_CREAT != 0 {
@@ -104,6 +109,7 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 		}
 	}
 	h := &File{fs: f, n: n, path: name, flag: flag, pid: syscall.Getpid()}
+	f.openFiles.Add(1)
 	if n.kind == nTrace && flag&syscall.O_ACCMODE != syscall.O_WRONLY && f.optionOn("pause-on-trace") {
 		f.mu.Lock()
 		f.pausers++
@@ -274,6 +280,7 @@ func (h *File) Close() error {
 		return syscall.EBADF
 	}
 	h.closed = true
+	h.fs.openFiles.Add(-1)
 	h.buf = nil
 	if h.pauses {
 		h.fs.mu.Lock()
@@ -287,8 +294,10 @@ func (h *File) Close() error {
 	return nil
 }
 
-// pruneFilters forgets the filters of events that no longer exist.
+// pruneFilters forgets the filters of events that no longer exist, in
+// the FS and its instances.
 func (f *FS) pruneFilters() {
+	f.eachInstance((*FS).pruneFilters)
 	f.mu.Lock()
 	none := len(f.filters) == 0 && len(f.triggers) == 0 && len(f.wasEnabled) == 0
 	f.mu.Unlock()

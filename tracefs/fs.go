@@ -42,6 +42,11 @@ type Options struct {
 	// Warn receives ktrace's notes about what the tree shows but cannot
 	// do (one line each, said once); nil drops them.
 	Warn io.Writer
+	// Instance makes the backend of each tracing instance (mkdir
+	// instances/NAME). Nil: over a RegistryBackend, an emulated instance
+	// of the registry's events; over another backend, mkdir fails with
+	// EPERM.
+	Instance InstanceMaker
 }
 
 // FS is one emulated tracefs instance.
@@ -99,6 +104,16 @@ type FS struct {
 	eventPids   map[int]bool
 	eventNoPids map[int]bool
 
+	// made is the Options the FS was made with; an instance gets them too.
+	made Options
+	// parent is the top level of an instance's FS (nil at the top level);
+	// instances are the top level's instances (instances.go), by name.
+	parent    *FS
+	instMu    sync.Mutex
+	instances map[string]*instance
+	// openFiles counts the open files: an instance with one cannot go.
+	openFiles atomic.Int64
+
 	warn       io.Writer
 	staticFn   func() []StaticEvent
 	staticOnce sync.Once
@@ -135,6 +150,7 @@ func New(b Backend, opts Options) *FS {
 		eventNoPids: map[int]bool{},
 		warn:        opts.Warn,
 		staticFn:    opts.Static,
+		made:        opts,
 	}
 	f.perms = permsFor[f.texts.name]
 	f.opts = optionsFor(f.texts.name)
@@ -205,6 +221,8 @@ const (
 	nTraceMarker
 	nTraceOptions
 	nSnapshot
+	nInstances
+	nInstance
 )
 
 // entry is a static directory entry: its name, kind and permission bits
@@ -226,6 +244,7 @@ var rootEntries = []entry{
 	{"dynamic_events", nDynamicEvents, modeWrite},
 	{"error_log", nErrorLog, modeWrite},
 	{"events", nEvents, fs.ModeDir},
+	{"instances", nInstances, fs.ModeDir},
 	{"kprobe_events", nKprobeEvents, modeWrite},
 	{"kprobe_profile", nKprobeProfile, modeRead},
 	{"options", nOptions, fs.ModeDir},
@@ -300,8 +319,17 @@ func (f *FS) resolve(p string) (node, error) {
 	if len(parts) == 0 {
 		return node{kind: nRoot, mode: f.dirMode(nRoot), base: "."}, nil
 	}
-	e, ok := lookup(rootEntries, parts[0])
+	e, ok := lookup(f.rootList(), parts[0])
 	if !ok {
+		return node{}, syscall.ENOENT
+	}
+	if e.kind == nInstances {
+		switch {
+		case len(parts) == 1:
+			return node{kind: nInstances, mode: f.dirMode(nInstances), base: e.name}, nil
+		case len(parts) == 2 && f.instance(parts[1]) != nil:
+			return node{kind: nInstance, mode: f.dirMode(nInstance), base: parts[1]}, nil
+		}
 		return node{}, syscall.ENOENT
 	}
 	if e.kind == nOptions {
@@ -448,6 +476,11 @@ func pathErr(op, name string, err error) error {
 // Stat describes the file at name (relative to the tracefs root). Errors
 // are *fs.PathError holding a syscall.Errno.
 func (f *FS) Stat(name string) (fs.FileInfo, error) {
+	if sub, rest, err := f.route(name); err != nil {
+		return nil, pathErr("stat", name, err)
+	} else if sub != f {
+		return sub.Stat(rest)
+	}
 	n, err := f.resolve(name)
 	if err != nil {
 		return nil, pathErr("stat", name, err)
@@ -458,6 +491,11 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 // ReadDir lists a directory sorted by name. Errors are *fs.PathError
 // holding a syscall.Errno.
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if sub, rest, err := f.route(name); err != nil {
+		return nil, pathErr("readdir", name, err)
+	} else if sub != f {
+		return sub.ReadDir(rest)
+	}
 	n, err := f.resolve(name)
 	if err != nil {
 		return nil, pathErr("readdir", name, err)
@@ -470,7 +508,16 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	switch n.kind {
 	case nRoot:
-		add(rootEntries)
+		add(f.rootList())
+	case nInstances:
+		for _, in := range f.instanceNames() {
+			list = append(list, f.info(in, nInstance, fs.ModeDir))
+		}
+	case nInstance:
+		if in := f.instance(n.base); in != nil {
+			return in.fs.ReadDir("")
+		}
+		return nil, pathErr("readdir", name, syscall.ENOENT)
 	case nOptions:
 		for _, o := range f.opts {
 			list = append(list, f.info(o.name, nOption, modeWrite))
@@ -527,12 +574,15 @@ func (f *FS) Stable(name string) bool {
 	if len(parts) == 0 {
 		return true
 	}
-	e, ok := lookup(rootEntries, parts[0])
+	e, ok := lookup(f.rootList(), parts[0])
 	switch {
 	case !ok:
 		return false
 	case len(parts) == 1:
 		return true
+	case e.kind == nInstances:
+		// Instances come and go.
+		return false
 	case e.kind == nOptions:
 		_, ok := f.option(parts[1])
 		return ok && len(parts) == 2

@@ -26,6 +26,9 @@ type traceOption struct {
 	refuse bool
 	// since is the first release ("6.12") having the option; "" for both.
 	since string
+	// topOnly: the top level has the option, instances do not (the
+	// kernel's TOP_LEVEL_TRACE_FLAGS, and the blk tracer's options).
+	topOnly bool
 }
 
 // traceOptions are the options of the pinned kernels in trace_options's
@@ -41,14 +44,14 @@ var traceOptions = []traceOption{
 	{name: "bin", core: true},
 	{name: "block", core: true},
 	{name: "fields", core: true, since: "6.12"},
-	{name: "trace_printk", def: true, core: true, honoured: true},
+	{name: "trace_printk", def: true, core: true, honoured: true, topOnly: true},
 	{name: "annotate", def: true, core: true, honoured: true},
 	{name: "userstacktrace", core: true},
 	{name: "sym-userobj", core: true},
-	{name: "printk-msg-only", core: true, honoured: true},
+	{name: "printk-msg-only", core: true, honoured: true, topOnly: true},
 	{name: "context-info", def: true, core: true},
 	{name: "latency-format", core: true},
-	{name: "record-cmd", def: true, core: true},
+	{name: "record-cmd", def: true, core: true, topOnly: true},
 	{name: "record-tgid", core: true},
 	{name: "overwrite", def: true, core: true},
 	{name: "disable_on_free", core: true, honoured: true},
@@ -64,9 +67,9 @@ var traceOptions = []traceOption{
 	{name: "stacktrace", core: true},
 	{name: "test_nop_accept", tracer: "nop", honoured: true},
 	{name: "test_nop_refuse", tracer: "nop", refuse: true},
-	{name: "blk_cgname", tracer: "blk", honoured: true},
-	{name: "blk_cgroup", tracer: "blk", honoured: true},
-	{name: "blk_classic", tracer: "blk", honoured: true},
+	{name: "blk_cgname", tracer: "blk", honoured: true, topOnly: true},
+	{name: "blk_cgroup", tracer: "blk", honoured: true, topOnly: true},
+	{name: "blk_classic", tracer: "blk", honoured: true, topOnly: true},
 	{name: "func-no-repeats", tracer: "function", honoured: true},
 	{name: "func_stack_trace", tracer: "function", honoured: true},
 	{name: "funcgraph-abstime", tracer: "function_graph", honoured: true},
@@ -90,6 +93,28 @@ func optionsFor(release string) []traceOption {
 		out = append(out, o)
 	}
 	return out
+}
+
+// instanceOptions lists the options of an instance of a release: those
+// of the top level less the top-level-only ones, and on 6.1, where an
+// instance cannot run function_graph, less that tracer's (seen in both
+// kernels' instances).
+func instanceOptions(release string) []traceOption {
+	var out []traceOption
+	for _, o := range optionsFor(release) {
+		if o.topOnly || (o.tracer == "function_graph" && release != "6.12") {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// instanceDefault is the option's value in a new instance: the top
+// level's default, except trace_printk_dest, which only the top level
+// starts with set (seen on 6.12).
+func (o traceOption) instanceDefault() bool {
+	return o.def && o.name != "trace_printk_dest"
 }
 
 // option finds an option of the FS's release.

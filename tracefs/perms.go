@@ -87,6 +87,9 @@ func (f *FS) dirMode(k nodeKind) fs.FileMode {
 	if k == nOptions {
 		return fs.ModeDir | optionsDirMode
 	}
+	if k == nInstances || k == nInstance {
+		return fs.ModeDir | instanceDirMode
+	}
 	return fs.ModeDir | f.perms.eventDir
 }
 

@@ -253,6 +253,7 @@ func (f *FS) anyEnabled() bool {
 // and keeps later ones from waiting, for a front end that is going away: a
 // mount being unmounted must not leave a reader blocked in it.
 func (f *FS) Shutdown() {
+	f.eachInstance((*FS).Shutdown)
 	f.mu.Lock()
 	f.shutdown = true
 	f.gen++

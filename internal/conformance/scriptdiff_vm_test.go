@@ -82,7 +82,7 @@ func TestScriptDifferentialVM(t *testing.T) {
 			// over the same way; each script runs in a subshell.
 			all := filepath.Join(t.TempDir(), "all.sh")
 			runAll := strings.Replace(ScriptRunner, ScriptDir+"/*.sh", dir+"/*.sh", 1)
-			runAll = strings.Replace(runAll, `sh "$t"`, `( . "$t" )`, 1)
+			runAll = strings.ReplaceAll(runAll, `sh "$t"`, `( . "$t" )`)
 			if err := os.WriteFile(all, []byte(runAll), 0o644); err != nil {
 				t.Fatal(err)
 			}

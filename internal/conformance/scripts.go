@@ -19,13 +19,73 @@ import (
 
 // ScriptRunner is the guest shell code that runs every script under
 // ScriptDir in a clean tracefs (the shell's working directory) and prints
-// "@@RESULT NAME STATUS" after each script's output.
+// "@@RESULT NAME STATUS" after each script's output; then InstanceRuns.
 const ScriptRunner = `for t in ` + ScriptDir + `/*.sh; do
 	echo 0 > events/enable; echo > dynamic_events; echo > error_log
 	sh "$t"
 	echo "@@RESULT $(basename "$t") $?"
 done
+` + InstanceRuns
+
+// InstanceRuns is the guest shell code that runs the scripts flagged for
+// instances a second time, as ftracetest does: each in a new tracing
+// instance (instances/ktt), made before and removed after, the result
+// named "instance/NAME" (status 99 when the instance cannot be removed).
+const InstanceRuns = `top=$(pwd)
+for t in ` + ScriptDir + `/*.sh; do
+	grep -q '^# flags:.*instance' "$t" || continue
+	echo 0 > events/enable; echo > dynamic_events; echo > error_log
+	mkdir instances/ktt && cd instances/ktt && sh "$t"; st=$?
+	cd "$top"
+	rmdir instances/ktt || st=99
+	echo "@@RESULT instance/$(basename "$t") $st"
+done
 `
+
+// InstanceWrapper runs the script named by its first argument in a new
+// tracing instance, for shells that run one script each (ktrace sh):
+// the script is sourced, so it runs in the same tree.
+const InstanceWrapper = `mkdir instances/ktt || exit 98
+cd instances/ktt || exit 97
+. "$1"
+`
+
+// InstanceFlag is the header line that flags a script for a second run
+// in a tracing instance (ftracetest's "flags: instance").
+const InstanceFlag = "# flags: instance"
+
+// SuiteRuns lists the runs of the suite's scripts: every name, then
+// "instance/NAME" for each script flagged for instances.
+func SuiteRuns(dir string, names []string) ([]string, error) {
+	inst, err := InstanceScripts(dir, names)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]string(nil), names...)
+	for _, n := range inst {
+		out = append(out, "instance/"+n)
+	}
+	return out, nil
+}
+
+// InstanceScripts lists the scripts among names (in dir) that carry
+// InstanceFlag.
+func InstanceScripts(dir string, names []string) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, fmt.Errorf("read script: %w", err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, InstanceFlag) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out, nil
+}
 
 // ScriptDir is where the scripts are placed in the guest.
 const ScriptDir = "/t"

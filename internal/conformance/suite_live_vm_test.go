@@ -30,6 +30,7 @@ if grep -q fuse /proc/filesystems; then
 		sh "$t"
 		echo "@@RESULT $(basename "$t") $?"
 	done
+` + InstanceRuns + `
 	cd /
 	kill $(cat /tmp/mpid)
 	sleep 1
@@ -40,6 +41,11 @@ else
 	for t in ` + ScriptDir + `/*.sh; do
 		/bin/ktrace --kernel host sh "$t" 2>&1
 		echo "@@RESULT $(basename "$t") $?"
+	done
+	for t in ` + ScriptDir + `/*.sh; do
+		grep -q '^# flags:.*instance' "$t" || continue
+		/bin/ktrace --kernel host sh /inst.sh "$t" 2>&1
+		echo "@@RESULT instance/$(basename "$t") $?"
 	done
 fi
 echo "@@FORMATS $(grep -c '^== ' /tmp/kformats) $(grep -c '^== ' /tmp/ktformats)"
@@ -88,6 +94,11 @@ func TestSuiteLiveVM(t *testing.T) {
 	}
 	files["/bin/ktrace"] = kt
 	files["/formats.sh"] = []byte(formatsScript)
+	files["/inst.sh"] = []byte(InstanceWrapper)
+	runs, err := SuiteRuns(dir, names)
+	if err != nil {
+		t.Fatal(err)
+	}
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
@@ -118,7 +129,7 @@ func TestSuiteLiveVM(t *testing.T) {
 			t.Fatalf("%v\n%s", err, s)
 		}
 		pass := 0
-		for _, n := range names {
+		for _, n := range runs {
 			r, ok := res[n]
 			why := liveKnown[n]
 			if w, ok := liveKnown[k.Name+"/"+n]; ok {
@@ -138,7 +149,7 @@ func TestSuiteLiveVM(t *testing.T) {
 				pass++
 			}
 		}
-		t.Logf("tracefs conformance: %d/%d scripts pass on ktrace %s with the host model and the live backend (%s)", pass, len(names), target, k.Name)
+		t.Logf("tracefs conformance: %d/%d script runs pass on ktrace %s with the host model and the live backend (%s)", pass, len(runs), target, k.Name)
 		if !strings.Contains(s, "@@FORMATS-SAME") {
 			t.Errorf("%s (%s): static event formats differ from the kernel's:\n%s", k.Name, target, s[strings.Index(s, "@@FORMATS "):])
 		} else {

@@ -145,6 +145,10 @@ func TestConformanceVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sruns, err := SuiteRuns(sdir, snames)
+	if err != nil {
+		t.Fatal(err)
+	}
 	scripts, err := SuiteFiles(sdir, snames)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +166,7 @@ func TestConformanceVM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkScripts(t, k.Name, snames, scriptOut)
+			checkScripts(t, k.Name, sruns, scriptOut)
 			t.Logf("%s: %d cases and %d scripts, boot %v, guest run %v, wall %v", k.Name, len(cases), len(snames),
 				st.Boot.Round(time.Millisecond), st.Script.Round(time.Millisecond), st.Wall.Round(time.Millisecond))
 			for _, w := range st.Warnings {

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: buffer_size_kb rounds a size up to whole 4080-byte pages, refuses 0 and non-numbers, and buffer_total_size_kb is the sum over the CPUs
+# flags: instance
 fail() { echo "FAIL: $*" >&2; exit 1; }
 old=$(cat buffer_size_kb)
 case "$old" in

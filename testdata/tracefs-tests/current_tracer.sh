@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: current_tracer reads nop and takes nop (blanks stripped); an unknown tracer or an empty write fails with EINVAL and changes nothing
+# flags: instance
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(cat current_tracer)" = nop ] || fail "initial: $(cat current_tracer)"
 grep -qw nop available_tracers || fail "available_tracers: $(cat available_tracers)"

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: an event filter decides which hits are recorded: numeric, string and glob comparisons pass or drop an exiting process's event; a write that fails to parse leaves the event unfiltered (the kernel disables the filter and shows the error); 0 clears
+# flags: instance
 fail() { echo "FAIL: $*" >&2; echo 0 > $f; echo 0 > events/sched/sched_process_exit/enable; exit 1; }
 f=events/sched/sched_process_exit/filter
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: hist trigger expressions: constant operands fold when the trigger is parsed (left to right within a precedence, * and / before + and -, u64 wrap-around, division as the kernel's approximation), expressions with fields read back as written; too many subexpressions, unary minus in a subexpression and division by zero (EDOM) are refused with their error_log entries
+# flags: instance
 t=events/sched/sched_process_fork/trigger
 fail() { echo "FAIL: $*" >&2; echo > $t 2>/dev/null; exit 1; }
 pad() { n=$1 s=; while [ "$n" -gt 0 ]; do s="$s "; n=$((n - 1)); done; printf '%s' "$s"; }

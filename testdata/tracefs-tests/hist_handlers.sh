@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: hist handlers onmax() and onchange() with the save() and snapshot() actions: readback after the trigger's other parts, errors with their error_log entries (onmatch takes neither save nor snapshot, the handler's variable, one save per trigger (EEXIST), a handler needs an action); with event hits (sleep wakes up), the hist file shows max: and changed: lines with the saved fields and the snapshot taken
+# flags: instance
 w=events/sched/sched_waking/trigger
 sw=events/sched/sched_switch/trigger
 fail() { echo "FAIL: $*" >&2; { echo > $sw; echo > $w; } 2>/dev/null; echo local > trace_clock; exit 1; }

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: several hist triggers on one event (each its own table in the hist file, in order, removed one by one) and named hists: name= reads back, events sharing a name share one table, a trigger whose keys or values differ from the named one is refused with its error_log entry; with event hits, every table counts and the named tables agree
+# flags: instance
 f=events/sched/sched_process_fork
 x=events/sched/sched_process_exit
 fail() { echo "FAIL: $*" >&2; { echo > $f/trigger; echo > $x/trigger; echo > events/sched/sched_process_exec/trigger; } 2>/dev/null; exit 1; }

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: hist counting with event hits: a paused trigger counts nothing, cont resumes, clear empties the table and keeps the state, a trigger added paused starts empty; enable_hist and disable_hist on another event pause and resume it (with counts); each sync is one hit of sys_enter_sync
+# flags: instance
 s=events/syscalls/sys_enter_sync
 k=hist:keys=__syscall_nr
 fail() { echo "FAIL: $*" >&2; { echo > $s/trigger; echo > events/sched/sched_process_fork/trigger; } 2>/dev/null; exit 1; }

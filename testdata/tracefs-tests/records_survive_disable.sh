@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: a hit recorded while its event was enabled stays in trace after the event is disabled, whether or not trace was read before (sync: one sys_enter_sync record)
+# flags: instance
 fail() { echo "FAIL: $*" >&2; echo 0 > events/syscalls/sys_enter_sync/enable; exit 1; }
 e=events/syscalls/sys_enter_sync/enable
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the

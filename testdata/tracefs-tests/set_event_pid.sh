@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: set_event_pid keeps pids in ascending order, appends on >>, clears on a truncating open, and refuses a non-number with EINVAL
+# flags: instance
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -z "$(cat set_event_pid)" ] || fail "initial: $(cat set_event_pid)"
 echo 30 > set_event_pid || fail "30"

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: trace_clock lists the clocks with the current one in brackets (local by default); mono can be chosen; an unknown clock fails with EINVAL
+# flags: instance
 fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q '^\[local\] global ' trace_clock || fail "initial: $(cat trace_clock)"
 echo mono > trace_clock || fail "mono"

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: a trace_marker write appears in trace as tracing_mark_write; with tracing off the write fails, with the markers option off too
+# flags: instance
 fail() { echo "FAIL: $*" >&2; exit 1; }
 echo > trace
 echo hello marker > trace_marker || fail "write"

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: enable_event and disable_event triggers: readback with target and count, the target in soft mode (0* or 1*), one per target (EEXIST), unknown targets and bad syntax refused, removal by !; with event hits, the trigger switches the target on or off and its count runs down (sys_enter_sync fires them: sync)
+# flags: instance
 fail() { echo "FAIL: $*" >&2; cleanup; exit 1; }
 t=events/syscalls/sys_enter_sync/trigger
 cleanup() {

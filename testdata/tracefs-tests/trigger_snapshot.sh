@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: the snapshot trigger: readback with its count, one per event (EEXIST), bad forms refused, removal by !; with event hits, the trigger allocates the snapshot buffer and swaps it in: the snapshot holds what was traced before the hit
+# flags: instance
 fail() { echo "FAIL: $*" >&2; echo '!snapshot' >> $t; echo 0 > events/syscalls/sys_enter_sync/enable; exit 1; }
 t=events/syscalls/sys_enter_sync/trigger
 empty="# Available triggers:

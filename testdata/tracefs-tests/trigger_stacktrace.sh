@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: the stacktrace trigger: readback with its count, one per event (EEXIST), bad forms refused, removal by !; with event hits, each hit puts a kernel stack in the trace until the count runs out
+# flags: instance
 fail() { echo "FAIL: $*" >&2; echo '!stacktrace' >> $t; exit 1; }
 t=events/syscalls/sys_enter_sync/trigger
 empty="# Available triggers:

@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: traceon and traceoff triggers: readback with their count, one of the two per event (EEXIST), bad parameters refused, removal by ! (either name, with or without a count); with event hits, traceoff stops the ring buffer, traceon starts it, a count runs down to 0 (sys_enter_sync fires them: sync)
+# flags: instance
 fail() { echo "FAIL: $*" >&2; echo 1 > tracing_on; echo '!traceoff' >> $t; exit 1; }
 t=events/syscalls/sys_enter_sync/trigger
 empty="# Available triggers:

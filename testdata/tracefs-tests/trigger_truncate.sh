@@ -1,5 +1,6 @@
 #!/bin/sh
 # description: opening a trigger file with O_TRUNC (echo >) removes the event's hist, enable_hist and disable_hist triggers and keeps the others; the enable_hist target leaves soft mode; the empty line written then is refused
+# flags: instance
 fail() { echo "FAIL: $*" >&2; cleanup; exit 1; }
 t=events/syscalls/sys_enter_sync/trigger
 cleanup() {

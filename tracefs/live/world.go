@@ -59,15 +59,38 @@ func Open(c Config) *World {
 		fsys := tracefs.New(tracefs.NewRegistryBackend(reg), c.options(false))
 		return &World{Reg: reg, FS: fsys, Note: EmulatedNote, close: func() {}}
 	}
+	lb := c.backend(reg)
+	opts := c.options(true)
+	opts.Instance = func() (tracefs.Backend, func(*tracefs.FS), func(), error) {
+		// An instance traces through a session of its own: its own ring,
+		// maps, programs and triggers, over its view of the events.
+		view := reg.Instance()
+		ib := c.backend(view)
+		bind := func(fsys *tracefs.FS) {
+			ib.Record = fsys.RecordTask
+			ib.TraceOptions = fsys
+		}
+		release := func() {
+			ib.Close()
+			view.Close()
+		}
+		return ib, bind, release, nil
+	}
+	fsys := tracefs.New(lb, opts)
+	lb.Record = fsys.RecordTask
+	lb.TraceOptions = fsys
+	return &World{Reg: reg, FS: fsys, Note: Note, Live: true, close: lb.Close}
+}
+
+// backend makes a live backend over reg (the registry or an instance's
+// view of it).
+func (c Config) backend(reg *events.Registry) *Backend {
 	lb := New(reg, c.Model, c.Warn)
 	lb.Reaper = c.Reaper
 	if c.Mount != nil {
 		lb.IgnorePID = uint32(os.Getpid())
 	}
-	fsys := tracefs.New(lb, c.options(true))
-	lb.Record = fsys.RecordTask
-	lb.TraceOptions = fsys
-	return &World{Reg: reg, FS: fsys, Note: Note, Live: true, close: lb.Close}
+	return lb
 }
 
 // options are the tracefs options of the model's release.
@@ -87,13 +110,17 @@ func (c Config) options(pipeBlocks bool) tracefs.Options {
 	return o
 }
 
-// Close detaches whatever is still attached.
-func (w *World) Close() { w.close() }
+// Close detaches whatever is still attached, the instances' too.
+func (w *World) Close() {
+	w.FS.RemoveInstances()
+	w.close()
+}
 
 // DetachAll disables (through the backend, which detaches attached
 // probes) and removes every event, so that nothing a mount created
 // outlives it.
 func (w *World) DetachAll() {
+	w.FS.RemoveInstances()
 	b := w.FS.Backend()
 	for _, ev := range b.Events() {
 		if ev.Enabled {
