@@ -61,6 +61,12 @@ func (h *Hist) Layout() HistLayout {
 			}
 			l.StrVars[i] = true
 		}
+		if v != nil && v.Op == 0 && (v.Stack || h.stackRef(v)) {
+			if l.StackVars == nil {
+				l.StackVars = make([]bool, len(h.Vars))
+			}
+			l.StackVars[i] = true
+		}
 	}
 	return l
 }
@@ -352,6 +358,30 @@ func (e *emitter) histCount(h *Hist, field int16) error {
 	return e.bump(h.Counts, field)
 }
 
+// kernelStack stores the hit's kernel stack at base+off, size bytes,
+// leaving the helper's result (bytes stored, or a negative error) in R0:
+// bpf_get_stack of the context in a tracepoint program
+// (ProbeProgram.TracepointCtx), bpf_get_task_stack of the current task
+// elsewhere. Both zero what they do not fill.
+func (e *emitter) kernelStack(base asm.Register, off, size int32) {
+	if e.p.TracepointCtx {
+		e.emit(asm.Mov.Reg(asm.R1, rCtx))
+	} else {
+		e.emit(asm.FnGetCurrentTaskBtf.Call(), asm.Mov.Reg(asm.R1, asm.R0))
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, base),
+		asm.Add.Imm(asm.R2, off),
+		asm.Mov.Imm(asm.R3, size),
+		asm.Mov.Imm(asm.R4, 0),
+	)
+	if e.p.TracepointCtx {
+		e.emit(asm.FnGetStack.Call())
+	} else {
+		e.emit(asm.FnGetTaskStack.Call())
+	}
+}
+
 // histKey stores one key field at rBuf+key+k.Offset.
 func (e *emitter) histKey(k HistKey, key int16) error {
 	dst := key + int16(k.Offset)
@@ -360,16 +390,7 @@ func (e *emitter) histKey(k HistKey, key int16) error {
 		return e.storeKey(dst, k.Size)
 	}
 	if k.Stack {
-		// bpf_get_task_stack zeroes what it does not fill.
-		e.emit(
-			asm.FnGetCurrentTaskBtf.Call(),
-			asm.Mov.Reg(asm.R1, asm.R0),
-			asm.Mov.Reg(asm.R2, rBuf),
-			asm.Add.Imm(asm.R2, int32(dst)),
-			asm.Mov.Imm(asm.R3, int32(k.Size)),
-			asm.Mov.Imm(asm.R4, 0),
-			asm.FnGetTaskStack.Call(),
-		)
+		e.kernelStack(rBuf, int32(dst), int32(k.Size))
 		return nil
 	}
 	if k.Timestamp {

@@ -38,7 +38,20 @@ type HistLayout struct {
 	// does): its StrVarLen bytes are at StrOff, and a reference to it
 	// reads their address.
 	StrVars []bool
+	// StackVars says, per variable, whether it holds a kernel stack
+	// (nil: none does): StackVarLen bytes at StrOff, the length in bytes
+	// of the frames saved and then the frames, innermost first; a
+	// reference to it reads their address.
+	StackVars []bool
 }
+
+// StackVarFrames is how many return addresses a stack variable keeps: as
+// many as a stacktrace key's (HistStackRaw in package tracer), the frames
+// of the BPF path among them; whoever prints them takes those off.
+const StackVarFrames = 32
+
+// StackVarLen is a stack variable's room: its length word and its frames.
+const StackVarLen = 8 + 8*StackVarFrames
 
 // Size is the map's value size.
 func (l HistLayout) Size() int { return l.CommOff() + 16 }
@@ -63,12 +76,15 @@ func (l HistLayout) SaveOff(i int) int {
 	return off
 }
 
-// StrOff is where string variable i's string is.
+// StrOff is where string or stack variable i's bytes are.
 func (l HistLayout) StrOff(i int) int {
 	off := l.SaveOff(len(l.Saves))
-	for _, str := range l.StrVars[:min(i, len(l.StrVars))] {
-		if str {
+	for j := 0; j < i; j++ {
+		switch {
+		case l.StrVar(j):
 			off += StrVarLen
+		case l.StackVar(j):
+			off += StackVarLen
 		}
 	}
 	return off
@@ -77,8 +93,11 @@ func (l HistLayout) StrOff(i int) int {
 // StrVar reports whether variable i holds a string.
 func (l HistLayout) StrVar(i int) bool { return i >= 0 && i < len(l.StrVars) && l.StrVars[i] }
 
+// StackVar reports whether variable i holds a kernel stack.
+func (l HistLayout) StackVar(i int) bool { return i >= 0 && i < len(l.StackVars) && l.StackVars[i] }
+
 // CommOff is where the comm is.
-func (l HistLayout) CommOff() int { return l.StrOff(len(l.StrVars)) }
+func (l HistLayout) CommOff() int { return l.StrOff(max(len(l.StrVars), len(l.StackVars))) }
 
 // HistExpr is a value computed from the record: a leaf (a field, the
 // timestamp, the CPU, a constant or a variable reference) or an operator
@@ -103,6 +122,9 @@ type HistExpr struct {
 	// string field, a save() and a string variable take it (copied, not
 	// computed).
 	Str *filter.Field
+	// Stack is the task's kernel stack (common_stacktrace): only a
+	// variable takes it (a stack variable, HistLayout.StackVars).
+	Stack bool
 }
 
 // strField reports whether f is a string the hist stage copies: an array
@@ -131,6 +153,36 @@ func (h *Hist) strRef(x *HistExpr) bool {
 	}
 	r := h.Refs[x.Ref-1]
 	return h.refLayout(r).StrVar(r.Var)
+}
+
+// stackRef reports whether expression leaf x reads a stack variable.
+func (h *Hist) stackRef(x *HistExpr) bool {
+	if x == nil || x.Op != 0 || x.Ref < 1 || x.Ref > len(h.Refs) {
+		return false
+	}
+	r := h.Refs[x.Ref-1]
+	if r.Self {
+		return r.Var >= 0 && r.Var < len(h.Vars) && h.stackVarExpr(h.Vars[r.Var])
+	}
+	return r.Layout.StackVar(r.Var)
+}
+
+// stackVarExpr reports whether variable expression v makes a stack
+// variable: it saves the stack, or copies another histogram's stack
+// variable. (A copy of one of h's own variables is stackRef's, which
+// looks no further, so that Layout does not call itself.)
+func (h *Hist) stackVarExpr(v *HistExpr) bool {
+	if v == nil || v.Op != 0 {
+		return false
+	}
+	if v.Stack {
+		return true
+	}
+	if v.Ref < 1 || v.Ref > len(h.Refs) {
+		return false
+	}
+	r := h.Refs[v.Ref-1]
+	return !r.Self && r.Layout.StackVar(r.Var)
 }
 
 // HistRef is a histogram's reference to a variable.
@@ -228,6 +280,10 @@ type InlineProbe struct {
 type SynthField struct {
 	Size            int
 	String, Dynamic bool
+	// Stack is a kernel stack (unsigned long[]): a __data_loc word in an
+	// 8-byte slot, and after the fixed part a length word and room for
+	// StackVarFrames frames, the word's offset past the length word.
+	Stack bool
 }
 
 // StrVarLen is the kernel's STR_VAR_LEN_MAX: a string field's room, NUL
@@ -249,10 +305,14 @@ func SynthLayout(fields []SynthField) (offs, data []int, size int) {
 		}
 	}
 	for _, f := range fields {
-		if f.String && f.Dynamic {
+		switch {
+		case f.String && f.Dynamic:
 			data = append(data, off)
 			off += StrVarLen
-		} else {
+		case f.Stack:
+			data = append(data, off)
+			off += StackVarLen
+		default:
 			data = append(data, 0)
 		}
 	}
@@ -330,6 +390,11 @@ func (h *Hist) checkExpr(x *HistExpr, depth int) error {
 			if h.strRef(x) {
 				return fmt.Errorf("string variable in an expression: %w", ErrHistUnsupported)
 			}
+			if h.stackRef(x) {
+				return fmt.Errorf("stack variable in an expression: %w", ErrHistUnsupported)
+			}
+		case x.Stack:
+			return fmt.Errorf("common_stacktrace in an expression: %w", ErrHistUnsupported)
 		case x.Field != nil:
 			if x.Field.Class != filter.Numeric && x.Field.Class != filter.PtrString {
 				return fmt.Errorf("string %s in an expression: %w", x.Field.Name, ErrHistUnsupported)
@@ -369,11 +434,15 @@ func (h *Hist) checkVars() error {
 			return fmt.Errorf("reference to a variable of another histogram without its map: %w", ErrHistUnsupported)
 		}
 	}
-	for _, v := range h.Vars {
+	lay := h.Layout()
+	for i, v := range h.Vars {
 		if v != nil && v.Op == 0 && v.Str != nil {
 			if !strField(v.Str) {
 				return fmt.Errorf("string variable of %s: %w", v.Str.Name, ErrHistUnsupported)
 			}
+			continue
+		}
+		if lay.StackVar(i) {
 			continue
 		}
 		if err := h.checkExpr(v, 0); err != nil {
@@ -420,6 +489,15 @@ func (h *Hist) checkVars() error {
 		}
 		for i, p := range a.Params {
 			f := t.Fields[i]
+			if f.Stack {
+				if !h.stackRef(p) {
+					return fmt.Errorf("a stack field fed by no stack variable: %w", ErrHistUnsupported)
+				}
+				continue
+			}
+			if h.stackRef(p) {
+				return fmt.Errorf("a stack variable passed to a field that is no stack: %w", ErrHistUnsupported)
+			}
 			if f.String {
 				if h.strRef(p) {
 					continue
@@ -585,9 +663,9 @@ func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
 			asm.LoadMem(asm.R1, ent, int16(lay.SetOff(r.Var)), asm.DWord),
 			asm.JEq.Imm(asm.R1, 0, fail),
 		)
-		if lay.StrVar(r.Var) {
-			// A string variable: the address of its string in the
-			// entry (the kernel's var_ref_vals hold the pointer).
+		if lay.StrVar(r.Var) || lay.StackVar(r.Var) {
+			// A string or stack variable: the address of its bytes in
+			// the entry (the kernel's var_ref_vals hold the pointer).
 			e.emit(
 				asm.Mov.Reg(asm.R1, ent),
 				asm.Add.Imm(asm.R1, int32(lay.StrOff(r.Var))),
@@ -608,6 +686,16 @@ func (e *emitter) resolveRefs(h *Hist, area int, self bool, fail string) error {
 func (e *emitter) histVars(h *Hist, area int) error {
 	lay := h.Layout()
 	for i, v := range h.Vars {
+		if lay.StackVar(i) {
+			if err := e.stackVar(h, v, lay.StrOff(i), area); err != nil {
+				return err
+			}
+			e.emit(
+				asm.Mov.Imm(asm.R1, 1),
+				asm.StoreMem(rVal, int16(lay.SetOff(i)), asm.R1, asm.DWord),
+			)
+			continue
+		}
 		if lay.StrVar(i) {
 			// The string, up to its NUL, in the entry.
 			if err := e.copyString(v.Str, rBuf, rVal, int16(lay.StrOff(i)), StrVarLen); err != nil {
@@ -628,6 +716,35 @@ func (e *emitter) histVars(h *Hist, area int) error {
 			asm.StoreMem(rVal, int16(lay.SetOff(i)), asm.R1, asm.DWord),
 		)
 	}
+	return nil
+}
+
+// stackVar stores stack variable v at rVal+off: the task's kernel stack
+// (kernelStack, which zeroes what it does not fill) after its
+// length in bytes, or a copy of the stack variable v refers to.
+func (e *emitter) stackVar(h *Hist, v *HistExpr, off, area int) error {
+	if v.Stack {
+		ok := e.newLabel()
+		e.kernelStack(rVal, int32(off+8), 8*StackVarFrames)
+		e.emit(
+			asm.JSGE.Imm(asm.R0, 0, ok),
+			asm.Mov.Imm(asm.R0, 0),
+		)
+		e.mark(ok)
+		e.emit(asm.StoreMem(rVal, int16(off), asm.R0, asm.DWord))
+		return nil
+	}
+	if !h.stackRef(v) {
+		return fmt.Errorf("stack variable of no stack: %w", ErrHistUnsupported)
+	}
+	// The referenced entry's bytes, by the address the reference holds.
+	e.emit(
+		asm.Mov.Reg(asm.R1, rVal),
+		asm.Add.Imm(asm.R1, int32(off)),
+		asm.Mov.Imm(asm.R2, StackVarLen),
+		asm.LoadMem(asm.R3, rBuf, int16(area+histRefsOff+8*(v.Ref-1)), asm.DWord),
+		asm.FnProbeReadKernel.Call(),
+	)
 	return nil
 }
 
@@ -694,7 +811,7 @@ func (e *emitter) synthAction(h *Hist, a *HistAction, area int) error {
 		if p.Str != nil {
 			continue
 		}
-		if h.strRef(p) {
+		if h.strRef(p) || h.stackRef(p) {
 			// The string variable's address, for the copy below.
 			e.emit(asm.LoadMem(asm.R1, rBuf, int16(area+histRefsOff+8*(p.Ref-1)), asm.DWord))
 			e.emit(asm.StoreMem(rBuf, int16(area+histParamOff+8*i), asm.R1, asm.DWord))
@@ -743,7 +860,7 @@ func (e *emitter) synthAction(h *Hist, a *HistAction, area int) error {
 		asm.StoreImm(asm.R0, recOff(2), 0, asm.Half),
 	)
 	for i, f := range t.Fields {
-		if f.String {
+		if f.String || f.Stack {
 			continue
 		}
 		sz, _ := sizeOf(f.Size)
@@ -796,6 +913,34 @@ func (e *emitter) synthAction(h *Hist, a *HistAction, area int) error {
 				asm.StoreMem(rBuf, recOff(offs[i]), asm.R0, asm.Word),
 			)
 		}
+	}
+	// The stacks: the variable's length word and frames copied after the
+	// fixed part, the __data_loc word pointing past the length word with
+	// the length clamped to the frames' room (trace_stack).
+	for i, f := range t.Fields {
+		if !f.Stack {
+			continue
+		}
+		e.emit(
+			asm.LoadMem(rTmp9, asm.R10, slot, asm.DWord),
+			asm.LoadMem(asm.R3, rTmp9, int16(area+histParamOff+8*i), asm.DWord),
+			asm.Mov.Imm(asm.R2, StackVarLen),
+			asm.Mov.Reg(asm.R1, rBuf),
+			asm.Add.Imm(asm.R1, int32(recOff(data[i]))),
+			asm.FnProbeReadKernel.Call(),
+		)
+		fits := e.newLabel()
+		e.emit(
+			asm.LoadMem(asm.R0, rBuf, recOff(data[i]), asm.DWord),
+			asm.JLE.Imm(asm.R0, 8*StackVarFrames, fits),
+			asm.Mov.Imm(asm.R0, 8*StackVarFrames),
+		)
+		e.mark(fits)
+		e.emit(
+			asm.LSh.Imm(asm.R0, 16),
+			asm.Or.Imm(asm.R0, int32(data[i]+8)),
+			asm.StoreMem(rBuf, recOff(offs[i]), asm.R0, asm.Word),
+		)
 	}
 	// The synthetic event's own triggers and filter read its record.
 	ownFields, filterRec, scratch := e.ownFields, e.filterRec, e.p.ScratchSize

@@ -89,6 +89,12 @@ type ProbeProgram struct {
 	// and which is NULL for a t event), IP must be given, and register,
 	// stack and return-value fetches do not exist.
 	RawTracepoint bool
+	// TracepointCtx marks a BPF tracepoint program of a static event
+	// (CompileTracepointHist): its stacks are bpf_get_stack's of its
+	// context, which unwinds from the regs the perf path saved, not
+	// bpf_get_task_stack's, whose walk from the program loses frames
+	// under some tracepoints' callers (__schedule under sched_switch).
+	TracepointCtx bool
 	// IgnoreTgid, when not 0, is a process whose hits the program counts
 	// but does not record: the tracer's own process, whose reading of the
 	// ring buffer would otherwise feed probes on the functions it calls

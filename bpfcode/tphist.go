@@ -57,7 +57,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		}
 	}
 	e := &emitter{
-		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, IgnoreTgid: p.IgnoreTgid},
+		p:    &ProbeProgram{TracepointCtx: true, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, IgnoreTgid: p.IgnoreTgid},
 		maps: &Maps{Scratch: p.Scratch},
 	}
 	if err := e.p.checkTriggers(); err != nil {
@@ -225,7 +225,7 @@ func CompileMarkerHist(p *TracepointHist) (asm.Instructions, error) {
 		}
 	}
 	e := &emitter{
-		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, Marker: true},
+		p:    &ProbeProgram{TracepointCtx: true, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, Marker: true},
 		maps: &Maps{Scratch: p.Scratch},
 	}
 	if err := e.p.checkTriggers(); err != nil {

@@ -18,6 +18,19 @@ import (
 // StrVarLenMax bytes. gfp_t prints its hexadecimal value only (the kernel
 // adds the flags' names, which ktrace does not know).
 func (e *Event) AppendPrint(b []byte, rec []byte) []byte {
+	return e.AppendPrintStack(b, rec, nil)
+}
+
+// StackText gives the text of each frame of a stack field (%pS: the
+// function, +offset/size), given the frames the record holds; it may
+// take frames off, as a reader of a BPF program's stack must. Nil
+// prints each address in hex.
+type StackText func(pcs []uint64) []string
+
+// AppendPrintStack is AppendPrint, with stack fields printed through
+// stack: "STACK:" and a "=> FRAME" line per frame up to the first zero,
+// each ending in a newline, as print_synth_event prints them.
+func (e *Event) AppendPrintStack(b []byte, rec []byte, stack StackText) []byte {
 	off := 8
 	for i, f := range e.Fields {
 		if i > 0 {
@@ -36,7 +49,32 @@ func (e *Event) AppendPrint(b []byte, rec []byte) []byte {
 			b = appendCString(b, rec, off, StrVarLenMax)
 			off += StrVarLenMax
 		case f.Stack:
-			b = append(b, "STACK:"...)
+			b = append(b, "STACK:\n"...)
+			var pcs []uint64
+			if off+4 <= len(rec) {
+				loc := binary.LittleEndian.Uint32(rec[off:])
+				start, n := int(loc&0xffff), int(loc>>16)
+				for p := start; p+8 <= start+n && p+8 <= len(rec); p += 8 {
+					pc := binary.LittleEndian.Uint64(rec[p:])
+					if pc == 0 {
+						break
+					}
+					pcs = append(pcs, pc)
+				}
+			}
+			var lines []string
+			if stack != nil {
+				lines = stack(pcs)
+			} else {
+				for _, pc := range pcs {
+					lines = append(lines, "0x"+strconv.FormatUint(pc, 16))
+				}
+			}
+			for _, l := range lines {
+				b = append(b, "=> "...)
+				b = append(b, l...)
+				b = append(b, '\n')
+			}
 			off += 8
 		default:
 			var v uint64

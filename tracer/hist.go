@@ -378,6 +378,9 @@ func (x *exprs) expr(f *trigger.HistField, self bool) (*bpfcode.HistExpr, error)
 		return nil, fmt.Errorf("transformed field %s", f.Name)
 	case f.IsTimestamp():
 		return &bpfcode.HistExpr{Timestamp: true, Usecs: f.Usecs()}, nil
+	case f.IsStacktrace():
+		// Only a variable takes it (bpfcode checks).
+		return &bpfcode.HistExpr{Stack: true}, nil
 	case f.IsCPU():
 		return &bpfcode.HistExpr{CPU: true}, nil
 	case f.Field != nil:

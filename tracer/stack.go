@@ -44,6 +44,13 @@ func (f Frame) Text(offset bool) string {
 // perf_syscall_enter is ftrace_syscall_enter, kprobe_perf_func is
 // kprobe_trace_func, ...), which the kernel calls in its place.
 func KernelFrames(pcs []uint64, syms trigger.Names) []Frame {
+	fs, _ := kernelFrames(pcs, syms)
+	return fs
+}
+
+// kernelFrames is KernelFrames, and whether it found the BPF machinery's
+// frames to take off.
+func kernelFrames(pcs []uint64, syms trigger.Names) ([]Frame, bool) {
 	var fs []Frame
 	for _, pc := range pcs {
 		if pc == 0 {
@@ -66,11 +73,11 @@ func KernelFrames(pcs []uint64, syms trigger.Names) []Frame {
 		}
 	}
 	if cut < 0 {
-		return fs
+		return fs, false
 	}
 	fs = fs[cut+1:]
 	if len(fs) == 0 {
-		return fs
+		return fs, true
 	}
 	if tracer, ok := tracerFunc(baseName(fs[0].Name)); ok {
 		fs[0] = Frame{PC: fs[0].PC, Name: tracer, RenamedFor: true}
@@ -81,7 +88,7 @@ func KernelFrames(pcs []uint64, syms trigger.Names) []Frame {
 			fs = append(fs[:1], append([]Frame{{Name: d, RenamedFor: true}}, fs[1:]...)...)
 		}
 	}
-	return fs
+	return fs, true
 }
 
 // dispatcher is the function that calls each probe tracer's function,
@@ -140,14 +147,31 @@ const HistStackRaw = 32
 // hit whose program saw the stack pcs: the tracer's stack (KernelFrames)
 // without its top frames, at most HistStackDepth of them.
 func HistStack(pcs []uint64, syms trigger.Names) []uint64 {
-	fs := KernelFrames(pcs, syms)
-	if len(fs) <= histStackSkip {
-		return nil
-	}
-	fs = fs[histStackSkip:]
-	out := make([]uint64, 0, min(len(fs), HistStackDepth))
-	for _, f := range fs[:min(len(fs), HistStackDepth)] {
+	fs := HistStackFrames(pcs, syms)
+	out := make([]uint64, 0, len(fs))
+	for _, f := range fs {
 		out = append(out, f.PC)
 	}
 	return out
+}
+
+// HistStackFrames is HistStack's frames, named: what a hist trigger's
+// stack variable holds for the hit (the kernel saves it as it saves a
+// stacktrace key), and so what a synthetic event's stack field fed by it
+// prints.
+func HistStackFrames(pcs []uint64, syms trigger.Names) []Frame {
+	fs, cut := kernelFrames(pcs, syms)
+	skip := histStackSkip
+	if !cut {
+		// No BPF machinery: a static event's program's stack
+		// (bpf_get_stack of its context), which starts at the caller of
+		// the tracer's function (the tracepoint's iterator, or its site
+		// when the static call reaches the one probe directly).
+		skip--
+	}
+	if len(fs) <= skip {
+		return nil
+	}
+	fs = fs[skip:]
+	return fs[:min(len(fs), HistStackDepth)]
 }

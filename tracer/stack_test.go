@@ -51,6 +51,13 @@ func TestHistStack(t *testing.T) {
 	if got := HistStack(kprobeStack("bpf_prog_1", deep...), n); !slices.Equal(got, deep[:HistStackDepth]) {
 		t.Errorf("deep key %#x, want the first %d of %#x", got, HistStackDepth, deep)
 	}
+	// A static event's program unwinds from its context: no BPF frames,
+	// the first one the caller of the tracer's function, which the
+	// kernel's key leaves out too.
+	tp := append([]uint64{n.at("ksys_sync", 0x20)}, shared[2:]...)
+	if got := HistStack(tp, n); !slices.Equal(got, shared[2:]) {
+		t.Errorf("tracepoint key %#x, want %#x", got, shared[2:])
+	}
 }
 
 // Keys that differ in the BPF path's frames, or past the kernel's depth,

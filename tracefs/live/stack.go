@@ -37,3 +37,19 @@ func (b *Backend) appendStack(line, raw []byte) []byte {
 	}
 	return line
 }
+
+// stackText is a synthetic event's stack field's frames as the kernel
+// prints them (%pS), from the frames its generating program saved: those
+// of the BPF path and the kernel's own hist frames taken off
+// (tracer.HistStackFrames), as for a stacktrace key.
+func (b *Backend) stackText(pcs []uint64) []string {
+	var names trigger.Names
+	if b.model != nil {
+		names = b.model
+	}
+	var out []string
+	for _, f := range tracer.HistStackFrames(pcs, names) {
+		out = append(out, f.Text(true))
+	}
+	return out
+}

@@ -439,7 +439,10 @@ func (b *Backend) staticPump(st *staticTracer) {
 		line = appendStaticContext(line[:0], cpu, ts)
 		line = append(line, se.ev.Prefix()...)
 		if se.synth != nil {
-			line = se.synth.AppendPrint(line, r)
+			line = se.synth.AppendPrintStack(line, r, b.stackText)
+			// print_synth_event ends every record with a newline,
+			// after a stack field's own.
+			line = append(line, '\n')
 			b.Record(ts, int(pid), comm, line)
 			continue
 		}

@@ -56,10 +56,10 @@ func (b *Backend) synthTargetAt(name string, depth int) (*bpfcode.SynthTarget, e
 	}
 	var fields []bpfcode.SynthField
 	for _, f := range ev.Synth.Fields {
-		if f.Stack || f.Type == "gfp_t" {
+		if f.Type == "gfp_t" || (f.Stack && !f.Dynamic) {
 			return nil, fmt.Errorf("synthetic event %s: field %s of type %s: %w", name, f.Name, f.Type, bpfcode.ErrHistUnsupported)
 		}
-		fields = append(fields, bpfcode.SynthField{Size: f.Size, String: f.String, Dynamic: f.Dynamic})
+		fields = append(fields, bpfcode.SynthField{Size: f.Size, String: f.String, Dynamic: f.Dynamic, Stack: f.Stack})
 	}
 	so := b.synths[name]
 	if so != nil && so.serial != ev.Serial {
