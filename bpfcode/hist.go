@@ -364,21 +364,43 @@ func (e *emitter) histCount(h *Hist, field int16) error {
 // (ProbeProgram.TracepointCtx), bpf_get_task_stack of the current task
 // elsewhere. Both zero what they do not fill.
 func (e *emitter) kernelStack(base asm.Register, off, size int32) {
-	if e.p.TracepointCtx {
-		e.emit(asm.Mov.Reg(asm.R1, rCtx))
-	} else {
-		e.emit(asm.FnGetCurrentTaskBtf.Call(), asm.Mov.Reg(asm.R1, asm.R0))
+	if !e.p.TracepointCtx {
+		e.emit(
+			asm.FnGetCurrentTaskBtf.Call(),
+			asm.Mov.Reg(asm.R1, asm.R0),
+			asm.Mov.Reg(asm.R2, base),
+			asm.Add.Imm(asm.R2, off),
+			asm.Mov.Imm(asm.R3, size),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnGetTaskStack.Call(),
+		)
+		return
+	}
+	iter := e.p.TracepointIter != 0
+	if iter {
+		// The iterator first (the reader drops it when the unwinding
+		// found it too).
+		e.emit(
+			asm.LoadImm(asm.R1, int64(e.p.TracepointIter), asm.DWord),
+			asm.StoreMem(base, int16(off), asm.R1, asm.DWord),
+		)
+		off, size = off+8, size-8
 	}
 	e.emit(
+		asm.Mov.Reg(asm.R1, rCtx),
 		asm.Mov.Reg(asm.R2, base),
 		asm.Add.Imm(asm.R2, off),
 		asm.Mov.Imm(asm.R3, size),
 		asm.Mov.Imm(asm.R4, 0),
+		asm.FnGetStack.Call(),
 	)
-	if e.p.TracepointCtx {
-		e.emit(asm.FnGetStack.Call())
-	} else {
-		e.emit(asm.FnGetTaskStack.Call())
+	if iter {
+		failed := e.newLabel()
+		e.emit(
+			asm.JSLT.Imm(asm.R0, 0, failed),
+			asm.Add.Imm(asm.R0, 8),
+		)
+		e.mark(failed)
 	}
 }
 

@@ -95,6 +95,8 @@ type ProbeProgram struct {
 	// bpf_get_task_stack's, whose walk from the program loses frames
 	// under some tracepoints' callers (__schedule under sched_switch).
 	TracepointCtx bool
+	// TracepointIter is TracepointHist.Iterator.
+	TracepointIter uint64
 	// IgnoreTgid, when not 0, is a process whose hits the program counts
 	// but does not record: the tracer's own process, whose reading of the
 	// ring buffer would otherwise feed probes on the functions it calls

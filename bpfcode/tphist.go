@@ -42,6 +42,19 @@ type TracepointHist struct {
 	// Filter is the event's filter, which decides what Ring gets (nil:
 	// none).
 	Filter *filter.Filter
+	// Iterator, when not 0, is the address of the tracepoint's
+	// iterator (__traceiter_EVENT), which the stacks the program takes
+	// start with when their unwinding does not: the kernel calls a
+	// tracepoint's probes through it when it has more than one, as its
+	// own tracer's sched_switch and sched_wakeup have (the cmdline
+	// recorder is the other), where the static call reaches a lone probe
+	// such as the program's directly.
+	Iterator uint64
+	// UserRegs marks a system call's event, whose perf path gives the
+	// program the task's user registers on 6.1 (no kernel frame to
+	// unwind): its stacks are the task's (bpf_get_task_stack), as a
+	// kprobe's.
+	UserRegs bool
 }
 
 // CompileTracepointHist returns the program of p.
@@ -57,7 +70,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		}
 	}
 	e := &emitter{
-		p:    &ProbeProgram{TracepointCtx: true, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, IgnoreTgid: p.IgnoreTgid},
+		p:    &ProbeProgram{TracepointCtx: !p.UserRegs, TracepointIter: p.Iterator, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, IgnoreTgid: p.IgnoreTgid},
 		maps: &Maps{Scratch: p.Scratch},
 	}
 	if err := e.p.checkTriggers(); err != nil {
@@ -225,7 +238,7 @@ func CompileMarkerHist(p *TracepointHist) (asm.Instructions, error) {
 		}
 	}
 	e := &emitter{
-		p:    &ProbeProgram{TracepointCtx: true, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, Marker: true},
+		p:    &ProbeProgram{TracepointCtx: !p.UserRegs, TracepointIter: p.Iterator, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, Marker: true},
 		maps: &Maps{Scratch: p.Scratch},
 	}
 	if err := e.p.checkTriggers(); err != nil {

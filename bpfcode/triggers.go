@@ -48,6 +48,17 @@ const StackFrames = 64
 // pid), then StackFrames addresses, innermost first.
 const StackRecordSize = SynthHeader + 8*StackFrames
 
+// A static event's program (ProbeProgram.TracepointCtx) writes its stack
+// record in two parts: the task's stack in the first StackTopFrames
+// slots, for the tracing code's frames down to perf_trace_CLASS, and
+// bpf_get_stack's of its context in the others, from that function's
+// caller on. The size word then holds StackSplit, the first part's bytes
+// in its low 16 bits and the second's from bit 16.
+const (
+	StackTopFrames = 16
+	StackSplit     = 1 << 30
+)
+
 // SnapshotRecordSize is a value of a snapshot trigger's queue (Queue):
 // the swap's time (u64, the records' clock), the task's pid (u32) and
 // CPU (u32), and its comm (16 bytes).
@@ -385,15 +396,50 @@ func (e *emitter) stackRecord(t *EventTrigger) error {
 		asm.Add.Imm(asm.R1, 16),
 		asm.Mov.Imm(asm.R2, 16),
 		asm.FnGetCurrentComm.Call(),
+	)
+	top := int32(StackFrames)
+	if e.p.TracepointCtx {
+		top = StackTopFrames
+	}
+	e.emit(
 		asm.FnGetCurrentTaskBtf.Call(),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.LoadMem(asm.R2, asm.R10, stkSaveStack, asm.DWord),
 		asm.Add.Imm(asm.R2, SynthHeader),
-		asm.Mov.Imm(asm.R3, 8*StackFrames),
+		asm.Mov.Imm(asm.R3, 8*top),
 		asm.Mov.Imm(asm.R4, 0),
 		asm.FnGetTaskStack.Call(),
 		asm.LoadMem(asm.R1, asm.R10, stkSaveStack, asm.DWord),
 		asm.StoreMem(asm.R1, 12, asm.R0, asm.Word),
+	)
+	if e.p.TracepointCtx {
+		// The task's stack gave the tracing code's frames down to
+		// perf_trace_CLASS; the context's, from the caller of that
+		// one, the rest, whole (kernelStack).
+		topOK, restOK := e.newLabel(), e.newLabel()
+		e.emit(
+			asm.JSGE.Imm(asm.R0, 0, topOK),
+			asm.StoreImm(asm.R1, 12, 0, asm.Word),
+		)
+		e.mark(topOK)
+		e.emit(asm.LoadMem(rTmp9, asm.R10, stkSaveStack, asm.DWord))
+		e.kernelStack(rTmp9, SynthHeader+8*StackTopFrames, 8*(StackFrames-StackTopFrames))
+		e.emit(
+			asm.JSGE.Imm(asm.R0, 0, restOK),
+			asm.Mov.Imm(asm.R0, 0),
+		)
+		e.mark(restOK)
+		e.emit(
+			asm.LoadMem(asm.R1, asm.R10, stkSaveStack, asm.DWord),
+			asm.LSh.Imm(asm.R0, 16),
+			asm.Or.Imm(asm.R0, StackSplit),
+			asm.LoadMem(asm.R2, asm.R1, 12, asm.Word),
+			asm.Or.Reg(asm.R0, asm.R2),
+			asm.StoreMem(asm.R1, 12, asm.R0, asm.Word),
+		)
+	}
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkSaveStack, asm.DWord),
 		asm.Mov.Imm(asm.R2, 0),
 		asm.FnRingbufSubmit.Call(),
 	)

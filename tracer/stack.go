@@ -73,6 +73,12 @@ func kernelFrames(pcs []uint64, syms trigger.Names) ([]Frame, bool) {
 		}
 	}
 	if cut < 0 {
+		// A stack unwound from a static event's context; the iterator
+		// its program put first (bpfcode.TracepointHist.Iterator) goes
+		// when the unwinding found it too.
+		if len(fs) > 1 && strings.HasPrefix(fs[0].Name, "__traceiter_") && fs[1].Name == fs[0].Name {
+			fs = fs[1:]
+		}
 		return fs, false
 	}
 	fs = fs[cut+1:]
@@ -89,6 +95,23 @@ func kernelFrames(pcs []uint64, syms trigger.Names) ([]Frame, bool) {
 		}
 	}
 	return fs, true
+}
+
+// TracepointFrames is KernelFrames for a static event's stack taken in
+// two parts (bpfcode.StackSplit): top, the task's stack as the program
+// saw it, gives the tracer's function; rest, unwound from the registers
+// the perf path saved, the frames from its caller on, which top's walk
+// may have lost some of.
+func TracepointFrames(top, rest []uint64, syms trigger.Names) []Frame {
+	fs, cut := kernelFrames(top, syms)
+	below, _ := kernelFrames(rest, syms)
+	if len(below) > 0 && perfFunc(below[0]) {
+		below = below[1:]
+	}
+	if !cut || len(fs) == 0 || len(below) == 0 {
+		return fs
+	}
+	return append(fs[:1:1], below...)
 }
 
 // dispatcher is the function that calls each probe tracer's function,
@@ -118,6 +141,13 @@ func tracerFunc(perf string) (string, bool) {
 		return "fexit_trace_func", true
 	}
 	return "", false
+}
+
+// perfFunc reports whether f is a perf path's function that runs where
+// the kernel's tracer runs one of its own (tracerFunc).
+func perfFunc(f Frame) bool {
+	_, ok := tracerFunc(baseName(f.Name))
+	return ok
 }
 
 // baseName is a function's name without the suffix the compiler gives
@@ -162,11 +192,13 @@ func HistStack(pcs []uint64, syms trigger.Names) []uint64 {
 func HistStackFrames(pcs []uint64, syms trigger.Names) []Frame {
 	fs, cut := kernelFrames(pcs, syms)
 	skip := histStackSkip
-	if !cut {
+	if !cut && (len(fs) == 0 || !perfFunc(fs[0])) {
 		// No BPF machinery: a static event's program's stack
 		// (bpf_get_stack of its context), which starts at the caller of
 		// the tracer's function (the tracepoint's iterator, or its site
-		// when the static call reaches the one probe directly).
+		// when the static call reaches the one probe directly), or at
+		// the perf path's function that stands for it (6.12's
+		// perf_syscall_enter).
 		skip--
 	}
 	if len(fs) <= skip {

@@ -26,7 +26,7 @@ func (n fakeNames) at(name string, off uint64) uint64 {
 	return uint64(slices.Index(n, name)+1)*0x1000 + off
 }
 
-var stackNames = fakeNames{"bpf_prog_1", "bpf_prog_2", "trace_call_bpf", "kprobe_perf_func", "kprobe_ftrace_handler", "ksys_sync", "do_syscall_64", "entry_SYSCALL_64", "f"}
+var stackNames = fakeNames{"bpf_prog_1", "bpf_prog_2", "trace_call_bpf", "kprobe_perf_func", "kprobe_ftrace_handler", "ksys_sync", "do_syscall_64", "entry_SYSCALL_64", "f", "perf_syscall_enter"}
 
 // A kprobe's stack as its program sees it: the program, trace_call_bpf,
 // kprobe_perf_func, then the frames the kernel's tracer shares.
@@ -57,6 +57,12 @@ func TestHistStack(t *testing.T) {
 	tp := append([]uint64{n.at("ksys_sync", 0x20)}, shared[2:]...)
 	if got := HistStack(tp, n); !slices.Equal(got, shared[2:]) {
 		t.Errorf("tracepoint key %#x, want %#x", got, shared[2:])
+	}
+	// 6.12's system call events unwind from the perf function, which
+	// stands for the tracer's.
+	sc := append([]uint64{n.at("perf_syscall_enter", 0x30)}, tp...)
+	if got := HistStack(sc, n); !slices.Equal(got, shared[2:]) {
+		t.Errorf("system call key %#x, want %#x", got, shared[2:])
 	}
 }
 

@@ -20,22 +20,39 @@ const stackNum = ^uint32(0)
 // " => FUNCTION" line per frame, the frames the kernel's own tracer would
 // show (tracer.KernelFrames).
 func (b *Backend) appendStack(line, raw []byte) []byte {
-	n := int(int32(binary.LittleEndian.Uint32(raw[12:]))) / 8
-	var pcs []uint64
-	for i := 0; i < n && i < bpfcode.StackFrames && bpfcode.SynthHeader+8*i+8 <= len(raw); i++ {
-		pcs = append(pcs, binary.LittleEndian.Uint64(raw[bpfcode.SynthHeader+8*i:]))
-	}
-	line = append(line, "<stack trace>"...)
-	offset := b.TraceOptions != nil && b.TraceOptions.OptionOn("sym-offset")
+	size := int32(binary.LittleEndian.Uint32(raw[12:]))
 	var names trigger.Names
 	if b.model != nil {
 		names = b.model
 	}
-	for _, f := range tracer.KernelFrames(pcs, names) {
+	var frames []tracer.Frame
+	if size >= 0 && size&bpfcode.StackSplit != 0 {
+		top := stackPCs(raw, 0, int(size&0xffff)/8, bpfcode.StackTopFrames)
+		rest := stackPCs(raw, bpfcode.StackTopFrames, int(size>>16&0x3fff)/8, bpfcode.StackFrames-bpfcode.StackTopFrames)
+		frames = tracer.TracepointFrames(top, rest, names)
+	} else {
+		frames = tracer.KernelFrames(stackPCs(raw, 0, int(size)/8, bpfcode.StackFrames), names)
+	}
+	line = append(line, "<stack trace>"...)
+	offset := b.TraceOptions != nil && b.TraceOptions.OptionOn("sym-offset")
+	for _, f := range frames {
 		line = append(line, "\n => "...)
 		line = append(line, f.Text(offset)...)
 	}
 	return line
+}
+
+// stackPCs is a stack record's n addresses from slot first, at most max.
+func stackPCs(raw []byte, first, n, max int) []uint64 {
+	var pcs []uint64
+	for i := 0; i < n && i < max; i++ {
+		at := bpfcode.SynthHeader + 8*(first+i)
+		if at+8 > len(raw) {
+			break
+		}
+		pcs = append(pcs, binary.LittleEndian.Uint64(raw[at:]))
+	}
+	return pcs
 }
 
 // stackText is a synthetic event's stack field's frames as the kernel

@@ -178,6 +178,8 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 	for _, h := range hists {
 		p.Hists = append(p.Hists, h.Spec)
 	}
+	p.Iterator = b.tracepointIterator(se.System, se.Name)
+	p.UserRegs = se.System == "syscalls"
 	if se.Internal {
 		// No program can attach to it: MarkerHit runs this one for each
 		// trace_marker write.
@@ -220,4 +222,27 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 	}
 	b.hists.static[key] = sh
 	return nil
+}
+
+// cmdlineRecorded are the tracepoints the kernel's cmdline recorder
+// (record-cmd, record-tgid) adds a probe of its own to while events are
+// traced, so that the kernel calls their probes through the iterator.
+var cmdlineRecorded = map[string]bool{"sched_switch": true, "sched_wakeup": true, "sched_wakeup_new": true}
+
+// tracepointIterator is the address of static event sys:name's
+// tracepoint iterator where the kernel's own tracer would call the
+// tracer's function through it (bpfcode.TracepointHist.Iterator), 0
+// elsewhere.
+func (b *Backend) tracepointIterator(sys, name string) uint64 {
+	if sys != "sched" || !cmdlineRecorded[name] || b.model == nil {
+		return 0
+	}
+	if o := b.TraceOptions; o != nil && !o.OptionOn("record-cmd") && !o.OptionOn("record-tgid") {
+		return 0
+	}
+	addr, ok := b.model.LookupName("__traceiter_" + name)
+	if !ok {
+		return 0
+	}
+	return addr
 }
