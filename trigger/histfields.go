@@ -277,8 +277,13 @@ func (p *histParser) parseField(str string, flags int) (*HistField, Result) {
 		f.Field = fl
 		f.Type = fl.Type
 		if fl.IsString() && fl.Class != filter.PtrString {
+			// create_hist_field: a static string keeps its field's
+			// size (two char[16] keys fit in a key); any other string
+			// takes MAX_FILTER_STR_VAL.
 			f.Flags |= flString
-			f.Size = filter.MaxStringLen
+			if fl.Class != filter.StaticString {
+				f.Size = filter.MaxStringLen
+			}
 		}
 	}
 	if f.Flags&flStacktrace != 0 {

@@ -72,6 +72,57 @@ func TestWrites(t *testing.T) {
 	}
 }
 
+// String keys take their field's size when it is a static char[N], 256
+// bytes otherwise: two char[16] keys and a number fit in the 384-byte
+// key, two dynamic strings do not (EINVAL, no log), on 6.1 and 6.12
+// (tools/vmsh, sched_process_fork and a kprobe's :string arguments).
+func TestStringKeySizes(t *testing.T) {
+	const format = `name: f
+ID: 1554
+format:
+	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
+	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
+	field:int common_pid;	offset:4;	size:4;	signed:1;
+
+	field:char c1[16];	offset:8;	size:16;	signed:0;
+	field:char c2[16];	offset:24;	size:16;	signed:0;
+	field:__data_loc char[] s1;	offset:40;	size:4;	signed:1;
+	field:__data_loc char[] s2;	offset:44;	size:4;	signed:1;
+
+print fmt: "%s", REC->c1
+`
+	fields, err := filter.FieldsFromFormat(format, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		keys  string
+		errno syscall.Errno
+		size  int
+	}{
+		{"c1,c2", 0, 32},
+		{"c1,c2,common_pid", 0, 40},
+		{"s1,common_pid", 0, 264},
+		{"s1,c1", 0, 272},
+		{"s1,s2", syscall.EINVAL, 0},
+	} {
+		ev := &Event{System: "sched", Name: "f", Fields: fields, Env: &filter.Env{Dialect: grammar.Latest, CPUs: 1}}
+		l := &List{}
+		r := l.Write([]byte("hist:keys="+tc.keys+"\n"), ev)
+		if r.Errno != tc.errno || len(r.Logs) != 0 {
+			t.Errorf("keys=%s: %v %+v, want %v and no log", tc.keys, r.Errno, r.Logs, tc.errno)
+			continue
+		}
+		if tc.errno != 0 {
+			continue
+		}
+		if _, size := l.Triggers[0].Hist.KeyLayout(); size != tc.size {
+			t.Errorf("keys=%s: key of %d bytes, want %d", tc.keys, size, tc.size)
+		}
+	}
+}
+
 func TestHistErrors(t *testing.T) {
 	l := &List{}
 	r := l.Write([]byte("hist:keys=nosuch\n"), testEvent(t))
