@@ -60,6 +60,12 @@ type Backend struct {
 	// done holds the hits and misses of detached groups: the kernel's
 	// counters live as long as the event, across disable and enable.
 	done map[evID]counts
+	// peers are the live backends of the tracing instances made beside
+	// this one (AddPeer), and gone the counts of those removed since:
+	// the kernel counts a kprobe's hits once, whichever instance enabled
+	// it, and kprobe_profile at the top level shows them all.
+	peers map[*Backend]bool
+	gone  map[evID]counts
 	// synced are the Sync calls waiting for the reader to pass on what
 	// the ring buffer held when they flushed it.
 	synced []chan struct{}
@@ -400,26 +406,84 @@ func (b *Backend) Events() []tracefs.EventInfo {
 	for i := range evs {
 		exists[evID{evs[i].Group, evs[i].Name, evs[i].Serial}] = true
 	}
-	for key := range b.done {
-		if !exists[key] {
-			delete(b.done, key)
+	for _, m := range []map[evID]counts{b.done, b.gone} {
+		for key := range m {
+			if !exists[key] {
+				delete(m, key)
+			}
 		}
+	}
+	var peers []map[evID]counts
+	for p := range b.peers {
+		peers = append(peers, p.ownCounts())
 	}
 	for i := range evs {
 		key := evID{evs[i].Group, evs[i].Name, evs[i].Serial}
-		c := b.done[key]
-		if g := b.live[key]; g != nil {
-			if stats, err := g.Stats(); err == nil {
-				for _, st := range stats {
-					c.hits += st.Hits
-					c.misses += st.Misses
-				}
-			}
+		c := b.countsLocked(key)
+		c.add(b.gone[key])
+		for _, pc := range peers {
+			c.add(pc[key])
 		}
 		evs[i].Hits += c.hits
 		evs[i].Misses += c.misses
 	}
 	return evs
+}
+
+func (c *counts) add(o counts) { c.hits, c.misses = c.hits+o.hits, c.misses+o.misses }
+
+// countsLocked is what this backend's session counted for event key, its
+// detached groups' and its attached one's. Called with smu held.
+func (b *Backend) countsLocked(key evID) counts {
+	c := b.done[key]
+	if g := b.live[key]; g != nil {
+		if stats, err := g.Stats(); err == nil {
+			for _, st := range stats {
+				c.add(counts{st.Hits, st.Misses})
+			}
+		}
+	}
+	return c
+}
+
+// ownCounts is countsLocked for every event this backend counted.
+func (b *Backend) ownCounts() map[evID]counts {
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	out := make(map[evID]counts, len(b.done)+len(b.live))
+	for key := range b.done {
+		out[key] = b.countsLocked(key)
+	}
+	for key := range b.live {
+		out[key] = b.countsLocked(key)
+	}
+	return out
+}
+
+// AddPeer makes p's counts part of b's (Events): p is a tracing
+// instance's backend over a view of b's registry. The release it returns
+// keeps what p counted in b once p is closed.
+func (b *Backend) AddPeer(p *Backend) (release func()) {
+	b.smu.Lock()
+	if b.peers == nil {
+		b.peers = map[*Backend]bool{}
+	}
+	b.peers[p] = true
+	b.smu.Unlock()
+	return func() {
+		counted := p.ownCounts()
+		b.smu.Lock()
+		defer b.smu.Unlock()
+		delete(b.peers, p)
+		if b.gone == nil {
+			b.gone = map[evID]counts{}
+		}
+		for key, c := range counted {
+			g := b.gone[key]
+			g.add(c)
+			b.gone[key] = g
+		}
+	}
 }
 
 // Close disables every enabled event, which detaches it, then lets the

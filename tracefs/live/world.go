@@ -63,15 +63,18 @@ func Open(c Config) *World {
 	opts := c.options(true)
 	opts.Instance = func() (tracefs.Backend, func(*tracefs.FS), func(), error) {
 		// An instance traces through a session of its own: its own ring,
-		// maps, programs and triggers, over its view of the events.
+		// maps, programs and triggers, over its view of the events; the
+		// top level's kprobe_profile counts its hits too.
 		view := reg.Instance()
 		ib := c.backend(view)
+		unpeer := lb.AddPeer(ib)
 		bind := func(fsys *tracefs.FS) {
 			ib.Record = fsys.RecordTask
 			ib.TraceOptions = fsys
 		}
 		release := func() {
 			ib.Close()
+			unpeer()
 			view.Close()
 		}
 		return ib, bind, release, nil
