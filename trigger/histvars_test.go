@@ -13,12 +13,7 @@ import (
 
 const testFormatG = `name: g
 ID: 1555
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
+` + testCommonFields + `
 	field:unsigned long __probe_ip;	offset:8;	size:8;	signed:0;
 	field:u64 cc;	offset:16;	size:8;	signed:0;
 
@@ -27,12 +22,7 @@ print fmt: "(%lx) cc=%Lu", REC->__probe_ip, REC->cc
 
 const testFormatF = `name: f
 ID: 1554
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
+` + testCommonFields + `
 	field:unsigned long __probe_ip;	offset:8;	size:8;	signed:0;
 	field:u64 aa;	offset:16;	size:8;	signed:0;
 	field:s32 bb;	offset:24;	size:4;	signed:1;

@@ -9,14 +9,17 @@ import (
 	"github.com/ktrace-dev/ktrace/grammar"
 )
 
-const testFormat = `name: f
-ID: 1554
-format:
+// testCommonFields is a format file's common fields.
+const testCommonFields = `format:
 	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
 	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
 	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
 	field:int common_pid;	offset:4;	size:4;	signed:1;
+`
 
+const testFormat = `name: f
+ID: 1554
+` + testCommonFields + `
 	field:unsigned long __probe_ip;	offset:8;	size:8;	signed:0;
 	field:u64 a;	offset:16;	size:8;	signed:0;
 	field:s32 b;	offset:24;	size:4;	signed:1;
@@ -79,12 +82,7 @@ func TestWrites(t *testing.T) {
 func TestStringKeySizes(t *testing.T) {
 	const format = `name: f
 ID: 1554
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
+` + testCommonFields + `
 	field:char c1[16];	offset:8;	size:16;	signed:0;
 	field:char c2[16];	offset:24;	size:16;	signed:0;
 	field:__data_loc char[] s1;	offset:40;	size:4;	signed:1;
