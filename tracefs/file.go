@@ -111,6 +111,10 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 	h := &File{fs: f, n: n, path: name, flag: flag, pid: syscall.Getpid()}
 	f.openFiles.Add(1)
 	if n.kind == nTrace && flag&syscall.O_ACCMODE != syscall.O_WRONLY && f.optionOn("pause-on-trace") {
+		// What was traced before the open is in the kernel's buffer when
+		// tracing_open stops recording: the backend passes on what it
+		// holds first.
+		f.sync()
 		f.mu.Lock()
 		f.pausers++
 		f.mu.Unlock()

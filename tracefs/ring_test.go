@@ -242,6 +242,17 @@ func TestTraceSync(t *testing.T) {
 	if got := readString(t, fsys, "trace"); !strings.HasSuffix(got, lineA) {
 		t.Errorf("a hit from before tracing_on 0 was dropped:\n%s", got)
 	}
+	// A reader that pauses recording (pause-on-trace) sees the hits
+	// made before it opened trace.
+	for _, w := range [][2]string{{"tracing_on", "1"}, {"options/pause-on-trace", "1"}, {"trace", ""}} {
+		if err := writeFile(fsys, w[0], w[1], w[0] == "trace"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.pending = []string{lineB}
+	if got := readString(t, fsys, "trace"); !strings.HasSuffix(got, lineB) {
+		t.Errorf("a hit from before a pausing open was dropped:\n%s", got)
+	}
 }
 
 // TestRecordTaskLatestComm: the TASK-PID column of a RecordTask entry

@@ -38,6 +38,11 @@ type ringReader struct {
 	// after waking a waiter, before unmapping.
 	mu     sync.Mutex
 	closed atomic.Bool
+
+	// flushes are the producer's positions at the Flush calls whose
+	// records have not all been read yet, oldest first (fmu).
+	fmu     sync.Mutex
+	flushes []uint64
 }
 
 // Ring buffer record header bits (kernel/bpf/ringbuf.c).
@@ -204,16 +209,41 @@ func (r *ringReader) read(fn func(sample []byte) bool) (bool, error) {
 	return true, nil
 }
 
-// Flush makes the current or next wait return ErrFlushed.
+// Flush makes the current or next wait return ErrFlushed, and notes
+// where the producer is: once the reader has read up to there, reached
+// counts this call, even when records never stop coming.
 func (r *ringReader) Flush() error {
 	if r.closed.Load() {
 		return errRingClosed
 	}
+	r.fmu.Lock()
+	r.flushes = append(r.flushes, atomic.LoadUint64(r.prodPos))
+	r.fmu.Unlock()
 	one := [8]byte{1}
 	if _, err := unix.Write(r.flushFd, one[:]); err != nil {
+		r.fmu.Lock()
+		r.flushes = r.flushes[:max(0, len(r.flushes)-1)]
+		r.fmu.Unlock()
 		return fmt.Errorf("ring buffer reader: flush: %w", err)
 	}
 	return nil
+}
+
+// reached returns how many Flush calls have had every record the ring
+// held at the time read (oldest first), and forgets them.
+func (r *ringReader) reached() int {
+	if r.closed.Load() {
+		return 0
+	}
+	cons := atomic.LoadUint64(r.consPos)
+	r.fmu.Lock()
+	defer r.fmu.Unlock()
+	n := 0
+	for n < len(r.flushes) && r.flushes[n] <= cons {
+		n++
+	}
+	r.flushes = r.flushes[n:]
+	return n
 }
 
 // wake ends the current or next wait, which returns nil.

@@ -18,11 +18,11 @@ type RunHandler struct {
 	// that timed out (timedOut), and after a stretch of records that left
 	// it empty.
 	Idle func(timedOut bool)
-	// BeforeWait runs before each wait for a record.
-	BeforeWait func()
 	// Flushed runs when the records that were in the ring buffer when
-	// Flush was called have all been handled.
-	Flushed func()
+	// Flush was called have all been handled, with the number of Flush
+	// calls that holds for (the oldest ones not yet reported), whether or
+	// not the ring buffer has been empty since.
+	Flushed func(n int)
 }
 
 // Run is the one loop that takes records off a session's ring buffer. It
@@ -69,7 +69,6 @@ func (s *Session) Run(stop <-chan struct{}, poll, drain time.Duration, h RunHand
 			default:
 			}
 		}
-		flushed := false
 		if s.reader.available() == 0 {
 			if stopping {
 				if h.Idle != nil {
@@ -77,21 +76,21 @@ func (s *Session) Run(stop <-chan struct{}, poll, drain time.Duration, h RunHand
 				}
 				return true
 			}
-			if h.BeforeWait != nil {
-				h.BeforeWait()
-			}
 			err := s.reader.wait(time.Now().Add(poll))
 			switch {
 			case errors.Is(err, ErrTimeout):
 				// Records sent without a wake-up may be there.
 				if s.reader.available() == 0 {
+					if n := s.reader.reached(); n > 0 && h.Flushed != nil {
+						h.Flushed(n)
+					}
 					if h.Idle != nil {
 						h.Idle(true)
 					}
 					continue
 				}
 			case errors.Is(err, ErrFlushed):
-				flushed = true
+				// The read below, empty or not, reports it (reached).
 			case err != nil:
 				// Closed, or epoll failed.
 				return stopping
@@ -111,8 +110,8 @@ func (s *Session) Run(stop <-chan struct{}, poll, drain time.Duration, h RunHand
 		case !more:
 			return false
 		}
-		if flushed && h.Flushed != nil {
-			h.Flushed()
+		if n := s.reader.reached(); n > 0 && h.Flushed != nil {
+			h.Flushed(n)
 		}
 		if h.Idle != nil && s.reader.available() == 0 {
 			h.Idle(false)

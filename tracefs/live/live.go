@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,8 +53,10 @@ type Backend struct {
 	markerMu sync.Mutex
 	// markerBuf is the record MarkerHit gives the program (markerMu).
 	markerBuf []byte
-	smu       sync.Mutex // guards what follows
-	sess      *tracer.Session
+	// progress counts the records the reader took (Sync).
+	progress atomic.Uint64
+	smu      sync.Mutex // guards what follows
+	sess     *tracer.Session
 	// pumpStop ends the reader goroutine, which closes pumpDone.
 	pumpStop, pumpDone chan struct{}
 	live               map[evID]*tracer.Group
@@ -107,8 +110,13 @@ const capacity = 1 << 14
 // times the kernel's own per-CPU trace buffer (1.4 MB), shared by all.
 const ringSize = 8 << 20
 
-// syncTimeout bounds a Sync's wait for the reader.
-const syncTimeout = time.Second
+// syncTimeout bounds a Sync's wait for a reader that passes nothing on;
+// one still busy with what was traced before the Sync is waited for as
+// long as it makes progress, up to syncLimit.
+const (
+	syncTimeout = time.Second
+	syncLimit   = 30 * time.Second
+)
 
 // Sync returns once the reader has passed on the records the ring buffer
 // held when Sync was called.
@@ -127,17 +135,20 @@ func (b *Backend) Sync() {
 		b.release(-1)
 		return
 	}
-	select {
-	case <-c:
-	case <-time.After(syncTimeout):
+	last := b.progress.Load()
+	deadline := time.Now().Add(syncLimit)
+	for {
+		select {
+		case <-c:
+			return
+		case <-time.After(syncTimeout):
+		}
+		now := b.progress.Load()
+		if now == last || time.Now().After(deadline) {
+			return
+		}
+		last = now
 	}
-}
-
-// waiting is the number of Sync calls waiting.
-func (b *Backend) waiting() int {
-	b.smu.Lock()
-	defer b.smu.Unlock()
-	return len(b.synced)
 }
 
 // release wakes the first n waiting Sync calls (n < 0: all of them).
@@ -374,14 +385,11 @@ func (b *Backend) pump(sess *tracer.Session, stop <-chan struct{}, done chan<- s
 	defer b.release(-1)
 	dec := sess.Decoder()
 	var buf []byte
-	// A flush ends a read that started after its Sync call was made:
-	// only those calls are sure to find their records passed on when it
-	// ends.
-	before := 0
 	sess.Run(stop, pumpPoll, 0, tracer.RunHandler{
-		BeforeWait: func() { before = b.waiting() },
-		Flushed:    func() { b.release(before) },
+		// Each Sync call flushes once, in the order they wait.
+		Flushed: b.release,
 		Record: func(r *tracer.Record) bool {
+			b.progress.Add(1)
 			if b.IgnorePID != 0 && r.Tgid() == b.IgnorePID {
 				return true
 			}
