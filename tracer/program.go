@@ -120,6 +120,9 @@ type PlanOptions struct {
 	// Multi says that fprobes attach through kprobe-multi links, so that
 	// fprobes of the same shape can share one program and one link.
 	Multi bool
+	// PlainKprobes keeps kprobe and kretprobe events off kprobe-multi
+	// links (Config.PlainKprobes).
+	PlainKprobes bool
 	// FirstIndex is the index of the plan's first probe: probes attached
 	// to a session later continue its numbering.
 	FirstIndex uint32
@@ -398,7 +401,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		pr.Entry = progSpec(name+"_e", ent)
 	}
 	pr.Info = bpfcode.ProbeInfo{IP: pp.IP, EventID: uint64(pr.Event.ID)}
-	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && len(pp.Hists) == 0 && len(pp.Triggers) == 0 && !pp.NoTrace && pp.TraceSwitch == nil && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || entryKprobe(m, pr, args)) {
+	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && len(pp.Hists) == 0 && len(pp.Triggers) == 0 && !pp.NoTrace && pp.TraceSwitch == nil && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || (!plan.PlainKprobes && entryKprobe(m, pr, args))) {
 		if pr.Info.IP == 0 {
 			// __probe_func of an fexit: the function's address, what
 			// bpf_get_func_ip gives the unshared program.

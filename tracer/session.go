@@ -34,6 +34,12 @@ type Config struct {
 	// false, fprobes attach as one kprobe or kretprobe per function (the
 	// kernels without CONFIG_FPROBE, such as the pinned 6.1).
 	KprobeMulti bool
+	// PlainKprobes attaches kprobe and kretprobe events as kprobes even
+	// where a kprobe-multi link would serve a function entry for less per
+	// hit: each is then a kprobe of the kernel's, in debugfs's
+	// kprobes/list with its state ([FTRACE], [OPTIMIZED]) as the
+	// kernel's own event's would be, which tracefs clients look at.
+	PlainKprobes bool
 	// IgnoreTgid is a process (normally the tracer's own) whose hits are
 	// counted but never reach the ring buffer; 0 records every process.
 	IgnoreTgid int
@@ -185,14 +191,15 @@ func Open(cfg Config) (s *Session, err error) {
 // probe has index first.
 func (cfg Config) planOptions(first uint32) PlanOptions {
 	return PlanOptions{
-		RingSize:   cfg.RingSize,
-		IgnoreTgid: uint32(cfg.IgnoreTgid),
-		OnlyPid:    uint32(cfg.OnlyPid),
-		Follow:     cfg.Follow,
-		Multi:      cfg.KprobeMulti,
-		FirstIndex: first,
-		Shared:     cfg.Capacity > 0,
-		Capacity:   cfg.Capacity,
+		RingSize:     cfg.RingSize,
+		IgnoreTgid:   uint32(cfg.IgnoreTgid),
+		OnlyPid:      uint32(cfg.OnlyPid),
+		Follow:       cfg.Follow,
+		Multi:        cfg.KprobeMulti,
+		PlainKprobes: cfg.PlainKprobes,
+		FirstIndex:   first,
+		Shared:       cfg.Capacity > 0,
+		Capacity:     cfg.Capacity,
 	}
 }
 

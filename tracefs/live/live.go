@@ -195,10 +195,13 @@ func (b *Backend) session() (*tracer.Session, error) {
 	sess, err := tracer.Open(tracer.Config{
 		Model:       b.model,
 		KprobeMulti: b.model.Config("CONFIG_FPROBE") == "y",
-		IgnoreTgid:  int(b.IgnorePID),
-		Reaper:      b.Reaper,
-		RingSize:    ringSize,
-		Capacity:    capacity,
+		// A kprobe event is a kprobe of the kernel's, listed in
+		// debugfs's kprobes/list as the kernel's own event is.
+		PlainKprobes: true,
+		IgnoreTgid:   int(b.IgnorePID),
+		Reaper:       b.Reaper,
+		RingSize:     ringSize,
+		Capacity:     capacity,
 	})
 	if err != nil {
 		return nil, err
