@@ -284,3 +284,46 @@ func (r *ringReader) release() error {
 	}
 	return errors.Join(errs...)
 }
+
+// RingReader reads a BPF ring buffer map for a reader loop of the
+// caller's own (the live backend's static events): its records in order,
+// and flushes that complete once the records the ring held when Flush was
+// called are read, even while hits keep coming.
+type RingReader struct{ r *ringReader }
+
+// NewRingReader maps ring buffer map m for reading.
+func NewRingReader(m *ebpf.Map) (*RingReader, error) {
+	r, err := newRingReader(m)
+	if err != nil {
+		return nil, err
+	}
+	return &RingReader{r}, nil
+}
+
+// Next hands fn, in order, the records the ring holds, waiting up to poll
+// for one when it is empty; sample aliases the ring's read-only pages and
+// is valid during the call only. It returns how many Flush calls
+// completed meanwhile (oldest first). An error means the reader is closed
+// or broken, and the loop should end.
+func (rr *RingReader) Next(poll time.Duration, fn func(sample []byte)) (int, error) {
+	r := rr.r
+	if r.available() == 0 {
+		err := r.wait(time.Now().Add(poll))
+		switch {
+		case err == nil, errors.Is(err, ErrTimeout), errors.Is(err, ErrFlushed):
+		default:
+			return 0, err
+		}
+	}
+	if _, err := r.read(func(sample []byte) bool { fn(sample); return true }); err != nil {
+		return 0, err
+	}
+	return r.reached(), nil
+}
+
+// Flush marks where the producer is: a later Next counts it once every
+// record before that point was read.
+func (rr *RingReader) Flush() error { return rr.r.Flush() }
+
+// Close ends a Next in progress and releases the reader.
+func (rr *RingReader) Close() error { return rr.r.Close() }

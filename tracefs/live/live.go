@@ -53,7 +53,7 @@ type Backend struct {
 	markerMu sync.Mutex
 	// markerBuf is the record MarkerHit gives the program (markerMu).
 	markerBuf []byte
-	// progress counts the records the reader took (Sync).
+	// progress counts the records the readers took (await).
 	progress atomic.Uint64
 	smu      sync.Mutex // guards what follows
 	sess     *tracer.Session
@@ -135,6 +135,12 @@ func (b *Backend) Sync() {
 		b.release(-1)
 		return
 	}
+	b.await(c)
+}
+
+// await waits for c to be closed: while the readers pass records on
+// (b.progress), until syncTimeout goes by without one, or syncLimit.
+func (b *Backend) await(c <-chan struct{}) {
 	last := b.progress.Load()
 	deadline := time.Now().Add(syncLimit)
 	for {

@@ -15,7 +15,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
-	"github.com/cilium/ebpf/ringbuf"
+	"github.com/ktrace-dev/ktrace/tracer"
 	"golang.org/x/sys/unix"
 
 	"github.com/ktrace-dev/ktrace/kernel"
@@ -75,7 +75,7 @@ type staticTracer struct {
 	ring *ebpf.Map
 	// tracing is tracing_on (triggers.go), which the programs read.
 	tracing *ebpf.Map
-	rd      *ringbuf.Reader
+	rd      *tracer.RingReader
 	byNum   map[uint32]*staticEvent
 	byName  map[string]*staticEvent
 	next    uint32
@@ -282,7 +282,7 @@ func (b *Backend) staticTracer() (*staticTracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the static events' ring buffer: %w", err)
 	}
-	rd, err := ringbuf.NewReader(ring)
+	rd, err := tracer.NewRingReader(ring)
 	if err != nil {
 		ring.Close()
 		return nil, fmt.Errorf("reading the static events' ring buffer: %w", err)
@@ -378,91 +378,106 @@ const staticPoll = 50 * time.Millisecond
 // staticPump passes the static events' records to the trace ring.
 func (b *Backend) staticPump(st *staticTracer) {
 	defer close(st.done)
-	var rec ringbuf.Record
-	var line []byte
+	defer st.releaseFlushed(-1)
+	var buf, line []byte
 	for {
-		st.rd.SetDeadline(time.Now().Add(staticPoll))
-		err := st.rd.ReadInto(&rec)
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			continue
-		}
-		if errors.Is(err, ringbuf.ErrFlushed) {
-			st.mu.Lock()
-			for _, c := range st.flushed {
-				close(c)
-			}
-			st.flushed = nil
-			st.mu.Unlock()
-			continue
-		}
+		n, err := st.rd.Next(staticPoll, func(sample []byte) {
+			b.progress.Add(1)
+			// A copy: the ring's pages are read-only, and the record's
+			// common fields are written over below.
+			buf = append(buf[:0], sample...)
+			line = b.staticRecord(st, buf, line)
+		})
+		st.releaseFlushed(n)
 		if err != nil {
 			return
 		}
-		raw := rec.RawSample
-		if len(raw) < staticHeader+8 {
-			continue
-		}
-		ts := binary.LittleEndian.Uint64(raw[0:])
-		cpu := binary.LittleEndian.Uint32(raw[8:])
-		comm := cString(raw[16:32])
-		num := binary.LittleEndian.Uint32(raw[32:])
-		pid := binary.LittleEndian.Uint32(raw[36:])
-		if num == stackNum {
-			// A stacktrace trigger's record (stack.go).
-			if b.Record != nil {
-				line = appendStaticContext(line[:0], cpu, ts)
-				line = b.appendStack(line, raw)
-				b.Record(ts, int(pid), comm, line)
-			}
-			continue
-		}
-		if int32(binary.LittleEndian.Uint32(raw[12:])) != 0 {
-			continue
-		}
-		r := raw[staticHeader:]
-		if b.IgnorePID != 0 && pid == b.IgnorePID {
-			continue
-		}
-		st.mu.Lock()
-		se := st.byNum[num]
-		st.mu.Unlock()
-		if se == nil || se.off.Load() || b.Record == nil {
-			continue
-		}
-		if at := se.offAt.Load(); at != 0 && ts > at {
-			continue
-		}
-		// The common fields, as far as ktrace knows them (staticHeader).
-		binary.LittleEndian.PutUint16(r[0:], uint16(se.ev.ID))
-		r[2], r[3] = 0, 0
-		binary.LittleEndian.PutUint32(r[4:], pid)
-		line = appendStaticContext(line[:0], cpu, ts)
-		line = append(line, se.ev.Prefix()...)
-		if se.synth != nil {
-			line = se.synth.AppendPrintStack(line, r, b.stackText)
-			// print_synth_event ends every record with a newline,
-			// after a stack field's own.
-			line = append(line, '\n')
-			b.Record(ts, int(pid), comm, line)
-			continue
-		}
-		// A bare %p prints the address when the hash-ptr option is
-		// cleared or the kernel was booted with no_hash_pointers.
-		opts := printfmt.Options{Symbols: symbols{b.model}, RawPointers: b.model != nil && b.model.PointersUnhashed()}
-		if b.TraceOptions != nil && !b.TraceOptions.OptionOn("hash-ptr") {
-			opts.RawPointers = true
-		}
-		body, err := se.ev.RenderOpts(r, opts)
-		if err != nil {
-			if !se.noted && b.warn != nil {
-				se.noted = true
-				fmt.Fprintf(b.warn, "ktrace: %s/%s: printing its fields raw: %v\n", se.ev.System, se.ev.Name, err)
-			}
-			body = se.ev.Raw(r)
-		}
-		line = append(line, body...)
-		b.Record(ts, int(pid), comm, line)
 	}
+}
+
+// releaseFlushed wakes the first n syncStatic calls waiting (n < 0: all).
+func (st *staticTracer) releaseFlushed(n int) {
+	if n == 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if n < 0 || n > len(st.flushed) {
+		n = len(st.flushed)
+	}
+	for _, c := range st.flushed[:n] {
+		close(c)
+	}
+	st.flushed = st.flushed[n:]
+}
+
+// staticRecord passes one record of the static events' ring to the trace
+// ring, formatting it in line (returned for reuse).
+func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
+	if len(raw) < staticHeader+8 {
+		return line
+	}
+	ts := binary.LittleEndian.Uint64(raw[0:])
+	cpu := binary.LittleEndian.Uint32(raw[8:])
+	comm := cString(raw[16:32])
+	num := binary.LittleEndian.Uint32(raw[32:])
+	pid := binary.LittleEndian.Uint32(raw[36:])
+	if num == stackNum {
+		// A stacktrace trigger's record (stack.go).
+		if b.Record != nil {
+			line = appendStaticContext(line[:0], cpu, ts)
+			line = b.appendStack(line, raw)
+			b.Record(ts, int(pid), comm, line)
+		}
+		return line
+	}
+	if int32(binary.LittleEndian.Uint32(raw[12:])) != 0 {
+		return line
+	}
+	r := raw[staticHeader:]
+	if b.IgnorePID != 0 && pid == b.IgnorePID {
+		return line
+	}
+	st.mu.Lock()
+	se := st.byNum[num]
+	st.mu.Unlock()
+	if se == nil || se.off.Load() || b.Record == nil {
+		return line
+	}
+	if at := se.offAt.Load(); at != 0 && ts > at {
+		return line
+	}
+	// The common fields, as far as ktrace knows them (staticHeader).
+	binary.LittleEndian.PutUint16(r[0:], uint16(se.ev.ID))
+	r[2], r[3] = 0, 0
+	binary.LittleEndian.PutUint32(r[4:], pid)
+	line = appendStaticContext(line[:0], cpu, ts)
+	line = append(line, se.ev.Prefix()...)
+	if se.synth != nil {
+		line = se.synth.AppendPrintStack(line, r, b.stackText)
+		// print_synth_event ends every record with a newline,
+		// after a stack field's own.
+		line = append(line, '\n')
+		b.Record(ts, int(pid), comm, line)
+		return line
+	}
+	// A bare %p prints the address when the hash-ptr option is
+	// cleared or the kernel was booted with no_hash_pointers.
+	opts := printfmt.Options{Symbols: symbols{b.model}, RawPointers: b.model != nil && b.model.PointersUnhashed()}
+	if b.TraceOptions != nil && !b.TraceOptions.OptionOn("hash-ptr") {
+		opts.RawPointers = true
+	}
+	body, err := se.ev.RenderOpts(r, opts)
+	if err != nil {
+		if !se.noted && b.warn != nil {
+			se.noted = true
+			fmt.Fprintf(b.warn, "ktrace: %s/%s: printing its fields raw: %v\n", se.ev.System, se.ev.Name, err)
+		}
+		body = se.ev.Raw(r)
+	}
+	line = append(line, body...)
+	b.Record(ts, int(pid), comm, line)
+	return line
 }
 
 // syncStatic waits until the reader has passed on what the static ring
@@ -474,17 +489,16 @@ func (b *Backend) syncStatic() {
 	if st == nil {
 		return
 	}
+	// One flush per waiting call, in the same order (releaseFlushed).
 	c := make(chan struct{})
 	st.mu.Lock()
-	st.flushed = append(st.flushed, c)
-	st.mu.Unlock()
 	if err := st.rd.Flush(); err != nil {
+		st.mu.Unlock()
 		return
 	}
-	select {
-	case <-c:
-	case <-time.After(syncTimeout):
-	}
+	st.flushed = append(st.flushed, c)
+	st.mu.Unlock()
+	b.await(c)
 }
 
 // closeStatic detaches every static event and stops the reader.
