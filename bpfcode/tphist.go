@@ -238,7 +238,7 @@ func CompileMarkerHist(p *TracepointHist) (asm.Instructions, error) {
 		}
 	}
 	e := &emitter{
-		p:    &ProbeProgram{TracepointCtx: !p.UserRegs, TracepointIter: p.Iterator, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, Marker: true},
+		p:    &ProbeProgram{ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, Marker: true},
 		maps: &Maps{Scratch: p.Scratch},
 	}
 	if err := e.p.checkTriggers(); err != nil {
