@@ -161,13 +161,19 @@ func (b *Backend) await(c <-chan struct{}) {
 func (b *Backend) release(n int) {
 	b.smu.Lock()
 	defer b.smu.Unlock()
-	if n < 0 || n > len(b.synced) {
-		n = len(b.synced)
+	b.synced = closeFirst(b.synced, n)
+}
+
+// closeFirst closes the first n of waiters (n < 0: all of them), oldest
+// first, and returns the others.
+func closeFirst(waiters []chan struct{}, n int) []chan struct{} {
+	if n < 0 || n > len(waiters) {
+		n = len(waiters)
 	}
-	for _, c := range b.synced[:n] {
+	for _, c := range waiters[:n] {
 		close(c)
 	}
-	b.synced = b.synced[n:]
+	return waiters[n:]
 }
 
 func New(reg *events.Registry, m *kernel.Model, warn io.Writer) *Backend {

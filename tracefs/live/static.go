@@ -402,13 +402,7 @@ func (st *staticTracer) releaseFlushed(n int) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if n < 0 || n > len(st.flushed) {
-		n = len(st.flushed)
-	}
-	for _, c := range st.flushed[:n] {
-		close(c)
-	}
-	st.flushed = st.flushed[n:]
+	st.flushed = closeFirst(st.flushed, n)
 }
 
 // staticRecord passes one record of the static events' ring to the trace
