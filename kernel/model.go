@@ -76,8 +76,11 @@ type Model struct {
 	modIdx  []int32 // module symbols sorted by address
 
 	ftraceListOnce sync.Once
-	ftraceBare     []string // bare names in the ftrace set, sorted
-	ftraceMod      []string // "mod:func" entries, sorted
+	// ftraceRecs is FtraceRecords' list, built at first use.
+	ftraceRecOnce sync.Once
+	ftraceRecs    []FtraceRecord
+	ftraceBare    []string // bare names in the ftrace set, sorted
+	ftraceMod     []string // "mod:func" entries, sorted
 
 	// The text table stands in for the kernel image in snapshots that
 	// ship without one (the embedded snapshot).

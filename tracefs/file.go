@@ -42,6 +42,9 @@ type File struct {
 	// pid is the process writing through the handle (SetCaller), whose
 	// task a trace_marker entry names.
 	pid int
+	// rx is the edit of set_ftrace_filter or set_ftrace_notrace an open
+	// for writing makes, put in place at the close.
+	rx *funcRegex
 }
 
 // SetCaller names the process that uses the handle (a FUSE request's
@@ -106,10 +109,20 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 				clear(f.eventNoPids)
 			}
 			f.mu.Unlock()
+		case nSetFtracePid, nSetFtraceNotracePid:
+			f.clearFuncPids(n.kind == nSetFtraceNotracePid)
 		}
 	}
 	h := &File{fs: f, n: n, path: name, flag: flag, pid: syscall.Getpid()}
 	f.openFiles.Add(1)
+	switch {
+	case (n.kind == nSetFtraceFilter || n.kind == nSetFtraceNotrace) && canWrite(flag):
+		h.rx = f.openFuncRegex(n.kind == nSetFtraceNotrace, flag&syscall.O_TRUNC != 0)
+	case n.kind == nTracePipe:
+		f.mu.Lock()
+		f.pipeReaders++
+		f.mu.Unlock()
+	}
 	if n.kind == nTrace && flag&syscall.O_ACCMODE != syscall.O_WRONLY && f.optionOn("pause-on-trace") {
 		// What was traced before the open is in the kernel's buffer when
 		// tracing_open stops recording: the backend passes on what it
@@ -273,6 +286,9 @@ func (h *File) Write(p []byte) (int, error) {
 	if h.n.kind == nTraceMarker {
 		return h.fs.writeMarker(h.pid, p)
 	}
+	if h.rx != nil {
+		return h.fs.writeFuncRegex(h.rx, p)
+	}
 	return h.fs.write(h.n, p)
 }
 
@@ -292,8 +308,15 @@ func (h *File) Close() error {
 		h.fs.mu.Unlock()
 	}
 	if h.n.kind == nTracePipe {
+		h.fs.mu.Lock()
+		h.fs.pipeReaders--
+		h.fs.mu.Unlock()
 		h.shut.Store(true)
 		h.fs.wake()
+	}
+	if h.rx != nil {
+		h.fs.closeFuncRegex(h.rx)
+		h.rx = nil
 	}
 	return nil
 }
@@ -412,6 +435,8 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		return f.writeSetEvent(p)
 	case nSetEventPid, nSetEventNotracePid:
 		return f.writePidList(n.kind == nSetEventNotracePid, p)
+	case nSetFtracePid, nSetFtraceNotracePid:
+		return f.writeFuncPids(n.kind == nSetFtraceNotracePid, p)
 	case nBufferSizeKB:
 		return f.writeBufferSize(p)
 	case nTraceClock:
@@ -569,9 +594,15 @@ func (f *FS) content(n node) string {
 	case nAvailableEvents:
 		return f.availableEventsText()
 	case nAvailableTracers:
-		return strings.Join(tracers, " ") + "\n"
+		return strings.Join(f.availableTracers(), " ") + "\n"
 	case nCurrentTracer:
-		return "nop\n"
+		return f.tracerName() + "\n"
+	case nAvailableFuncs, nAvailableFuncAddrs:
+		return f.availableFunctionsText(n.kind == nAvailableFuncAddrs)
+	case nSetFtraceFilter, nSetFtraceNotrace:
+		return f.funcFilterText(n.kind == nSetFtraceNotrace)
+	case nSetFtracePid, nSetFtraceNotracePid:
+		return f.funcPidText(n.kind == nSetFtraceNotracePid)
 	case nBufferSizeKB, nBufferTotalKB:
 		return f.bufferSizeText(n.kind == nBufferTotalKB)
 	case nSetEvent:

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/trigger"
 )
 
@@ -39,6 +40,10 @@ type Options struct {
 	// kernel's order; it is called once, when the events tree is first
 	// used. Nil: no static events.
 	Static func() []StaticEvent
+	// Functions returns the functions ftrace can trace (the model's
+	// FtraceRecords), called once at first use. Nil: the FS has no
+	// function tracer and none of its files.
+	Functions func() []kernel.FtraceRecord
 	// Warn receives ktrace's notes about what the tree shows but cannot
 	// do (one line each, said once); nil drops them.
 	Warn io.Writer
@@ -118,6 +123,16 @@ type FS struct {
 	staticFn   func() []StaticEvent
 	staticOnce sync.Once
 	static     atomic.Pointer[staticSet]
+
+	// The function tracer (functions.go): current_tracer ("" is nop),
+	// the selections and commands (guarded by mu), the open trace_pipe
+	// readers (mu; the tracer cannot change while there are some) and
+	// the records, loaded once (at the top level).
+	tracer      string
+	funcs       funcState
+	pipeReaders int
+	funcOnce    sync.Once
+	funcRecs    []kernel.FtraceRecord
 }
 
 // eventKey identifies an event instance; the ID keeps a filter from
@@ -223,6 +238,12 @@ const (
 	nSnapshot
 	nInstances
 	nInstance
+	nAvailableFuncs
+	nAvailableFuncAddrs
+	nSetFtraceFilter
+	nSetFtraceNotrace
+	nSetFtracePid
+	nSetFtraceNotracePid
 )
 
 // entry is a static directory entry: its name, kind and permission bits
@@ -237,6 +258,8 @@ type entry struct {
 var rootEntries = []entry{
 	{"README", nReadme, modeRead},
 	{"available_events", nAvailableEvents, modeRead},
+	{"available_filter_functions", nAvailableFuncs, modeRead},
+	{"available_filter_functions_addrs", nAvailableFuncAddrs, modeRead},
 	{"available_tracers", nAvailableTracers, modeRead},
 	{"buffer_size_kb", nBufferSizeKB, modeWrite},
 	{"buffer_total_size_kb", nBufferTotalKB, modeRead},
@@ -251,6 +274,10 @@ var rootEntries = []entry{
 	{"set_event", nSetEvent, modeWrite},
 	{"set_event_notrace_pid", nSetEventNotracePid, modeWrite},
 	{"set_event_pid", nSetEventPid, modeWrite},
+	{"set_ftrace_filter", nSetFtraceFilter, modeWrite},
+	{"set_ftrace_notrace", nSetFtraceNotrace, modeWrite},
+	{"set_ftrace_notrace_pid", nSetFtraceNotracePid, modeWrite},
+	{"set_ftrace_pid", nSetFtracePid, modeWrite},
 	{"snapshot", nSnapshot, modeWrite},
 	{"synthetic_events", nSyntheticEvents, modeWrite},
 	{"trace", nTrace, modeWrite},

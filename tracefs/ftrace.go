@@ -19,9 +19,6 @@ import (
 // as the kernel fails it for something it does not have (an unknown
 // tracer, clock or option change: EINVAL).
 
-// tracers is available_tracers: ktrace has the nop tracer only.
-var tracers = []string{"nop"}
-
 // traceClocks are the kernel's trace clocks in trace_clock's order.
 var traceClocks = []string{"local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc"}
 
@@ -128,19 +125,6 @@ func (f *FS) expand() {
 			f.snap.limit = f.ring.limit
 		}
 	}
-}
-
-// writeCurrentTracer is a write to current_tracer: the name, blanks
-// stripped, of a tracer in available_tracers, else EINVAL (the kernel's
-// answer for a tracer it was not built with).
-func (f *FS) writeCurrentTracer(p []byte) (int, error) {
-	name := strings.TrimSpace(string(p))
-	for _, t := range tracers {
-		if t == name {
-			return len(p), nil
-		}
-	}
-	return 0, syscall.EINVAL
 }
 
 // traceClockText lists the clocks, the current one in brackets.
@@ -284,13 +268,9 @@ func pidListText(set map[int]bool) string {
 // below PID_MAX_LIMIT) to a pid list; any bad word fails the write with
 // EINVAL and changes nothing.
 func (f *FS) writePidList(notrace bool, p []byte) (int, error) {
-	var add []int
-	for _, w := range strings.Fields(string(p)) {
-		v, err := strconv.ParseUint(w, 0, 64)
-		if err != nil || v >= pidMaxLimit {
-			return 0, syscall.EINVAL
-		}
-		add = append(add, int(v))
+	add, err := parsePids(p)
+	if err != nil {
+		return 0, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -302,6 +282,20 @@ func (f *FS) writePidList(notrace bool, p []byte) (int, error) {
 		set[v] = true
 	}
 	return len(p), nil
+}
+
+// parsePids reads the blank-separated pids of a write to a pid list
+// (kstrtoul base 0, below PID_MAX_LIMIT); any bad word is EINVAL.
+func parsePids(p []byte) ([]int, error) {
+	var add []int
+	for _, w := range strings.Fields(string(p)) {
+		v, err := strconv.ParseUint(w, 0, 64)
+		if err != nil || v >= pidMaxLimit {
+			return nil, syscall.EINVAL
+		}
+		add = append(add, int(v))
+	}
+	return add, nil
 }
 
 // pidTraced reports whether events of pid are recorded under

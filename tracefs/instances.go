@@ -44,6 +44,10 @@ var instanceEntries = []entry{
 	{"set_event", nSetEvent, modeWrite},
 	{"set_event_notrace_pid", nSetEventNotracePid, modeWrite},
 	{"set_event_pid", nSetEventPid, modeWrite},
+	{"set_ftrace_filter", nSetFtraceFilter, modeWrite},
+	{"set_ftrace_notrace", nSetFtraceNotrace, modeWrite},
+	{"set_ftrace_notrace_pid", nSetFtraceNotracePid, modeWrite},
+	{"set_ftrace_pid", nSetFtracePid, modeWrite},
 	{"snapshot", nSnapshot, modeWrite},
 	{"trace", nTrace, modeWrite},
 	{"trace_clock", nTraceClock, modeWrite},
@@ -55,10 +59,30 @@ var instanceEntries = []entry{
 
 // rootList is the FS's root directory: the top level's, or an instance's.
 func (f *FS) rootList() []entry {
+	list := rootEntries
 	if f.parent != nil {
-		return instanceEntries
+		list = instanceEntries
 	}
-	return rootEntries
+	var out []entry
+	for _, e := range list {
+		if f.hasEntry(e.kind) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// hasEntry reports whether the FS has a file of the root directory: the
+// function tracer's files where it has functions,
+// available_filter_functions_addrs from 6.12 on.
+func (f *FS) hasEntry(k nodeKind) bool {
+	switch k {
+	case nAvailableFuncs, nSetFtraceFilter, nSetFtraceNotrace, nSetFtracePid, nSetFtraceNotracePid:
+		return f.hasFunctions()
+	case nAvailableFuncAddrs:
+		return f.hasFunctions() && f.texts.name == "6.12"
+	}
+	return true
 }
 
 // instanceDir is the name of the directory holding the instances.

@@ -208,7 +208,7 @@ func (f *FS) traceText() string {
 func (f *FS) ringText(r *traceRing) string {
 	var b strings.Builder
 	n := len(r.entries)
-	fmt.Fprintf(&b, traceHeaderFmt, n, uint64(n)+r.overrun, f.cpus)
+	fmt.Fprintf(&b, traceHeaderFmt, f.tracerLocked(), n, uint64(n)+r.overrun, f.cpus)
 	for i := range r.entries {
 		r.entries[i].writeTo(&b, f.comms)
 	}

@@ -150,7 +150,7 @@ func (f *FS) snapshotText() string {
 		if f.snap != nil {
 			state = "allocated"
 		}
-		return "# tracer: nop\n#\n" + fmt.Sprintf(snapshotHelp, state)
+		return "# tracer: " + f.tracerLocked() + "\n#\n" + fmt.Sprintf(snapshotHelp, state)
 	}
 	return f.ringText(f.snap)
 }

@@ -58,10 +58,10 @@ func textsFor(major, minor int) *releaseTexts {
 	}
 }
 
-// traceHeaderFmt is the head of the trace file under the nop tracer; the
-// verbs are the entries in the buffer, the entries written since the last
+// traceHeaderFmt is the head of the trace file; the verbs are the
+// current tracer, the entries in the buffer, the entries written since the last
 // clear and the CPU count.
-const traceHeaderFmt = `# tracer: nop
+const traceHeaderFmt = `# tracer: %s
 #
 # entries-in-buffer/entries-written: %d/%d   #P:%d
 #

@@ -91,6 +91,9 @@ type Backend struct {
 	// staticFilters are the static events' filters (static_hist.go).
 	// Guarded by mu.
 	staticFilters map[evID]*filter.Filter
+	// funcs is the function tracer (functions.go); nil when it does
+	// not run. Guarded by mu.
+	funcs *funcTracer
 }
 
 // evID names one event for as long as it exists: its serial, which no
@@ -512,6 +515,7 @@ func (b *Backend) AddPeer(p *Backend) (release func()) {
 // Close disables every enabled event, which detaches it, then lets the
 // reader pass on what the ring buffer holds and closes the session.
 func (b *Backend) Close() {
+	b.SetFunctionTrace(nil)
 	b.closeStatic()
 	for _, e := range b.RegistryBackend.Events() {
 		if e.Enabled {

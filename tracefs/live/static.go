@@ -416,6 +416,13 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 	comm := cString(raw[16:32])
 	num := binary.LittleEndian.Uint32(raw[32:])
 	pid := binary.LittleEndian.Uint32(raw[36:])
+	if num == funcNum {
+		if b.Record != nil && len(raw) >= staticHeader+funcRecord && !(b.IgnorePID != 0 && pid == b.IgnorePID) {
+			line = b.funcEntryText(line[:0], cpu, ts, raw[staticHeader:])
+			b.Record(ts, int(pid), comm, line)
+		}
+		return line
+	}
 	if num == stackNum {
 		// A stacktrace trigger's record (stack.go).
 		if b.Record != nil {

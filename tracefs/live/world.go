@@ -105,6 +105,7 @@ func (c Config) options(pipeBlocks bool) tracefs.Options {
 		CPUs:       m.CPUs(),
 		PipeBlocks: pipeBlocks,
 		Static:     func() []tracefs.StaticEvent { return tracefs.StaticEvents(m) },
+		Functions:  m.FtraceRecords,
 		Warn:       c.Warn,
 	}
 	if c.Mount != nil {

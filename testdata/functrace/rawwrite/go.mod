@@ -1,0 +1,3 @@
+module rawwrite
+
+go 1.21

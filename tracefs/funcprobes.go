@@ -1,0 +1,261 @@
+package tracefs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// Function commands: "FUNCS:COMMAND[:ARGS]" written to set_ftrace_filter
+// runs COMMAND whenever one of FUNCS is called, whatever the current
+// tracer: traceon and traceoff switch tracing_on, stacktrace records the
+// caller's stack, enable_event and disable_event switch a static event
+// (kept in soft mode meanwhile). A count limits how often the command
+// acts. "!FUNCS:COMMAND[:COUNT]" removes it; the kernel tells a counted
+// command from an uncounted one, and removing one finds the other not.
+
+// FunctionProbe is one function command as a backend runs it: a
+// command and its kind (counted or not) on a set of functions.
+type FunctionProbe struct {
+	// Command is traceon, traceoff, stacktrace, snapshot, enable_event,
+	// disable_event, dump or cpudump.
+	Command string
+	// Counted is set for a command given a count.
+	Counted bool
+	Entries []FunctionProbeEntry
+}
+
+// FunctionProbeEntry is the command on one function.
+type FunctionProbeEntry struct {
+	Func kernel.FtraceRecord
+	// Count is the count the command was given (Counted).
+	Count uint64
+	// System and Event name the event enable_event and disable_event
+	// switch.
+	System, Event string
+}
+
+// FunctionProber is a backend that runs function commands.
+type FunctionProber interface {
+	// SetFunctionProbes runs the commands in probes (and no others);
+	// a failure leaves the commands run before.
+	SetFunctionProbes(probes []*FunctionProbe) error
+	// FunctionProbeCounts reads what is left of the counts of a counted
+	// command, by entry.
+	FunctionProbeCounts(p *FunctionProbe) []uint64
+}
+
+// funcProbe is one registered kind of command of the FS (a kernel
+// ftrace_func_probe: the command, counted or not), with the functions it
+// is on, in registration order.
+type funcProbe struct {
+	cmd     string
+	counted bool
+	entries []funcEntry
+	fs      *FS
+	// fp is what the backend was given last.
+	fp *FunctionProbe
+}
+
+// funcEntry is a command on one function: its record index, and its
+// count and event.
+type funcEntry struct {
+	rec           int
+	count         uint64
+	system, event string
+}
+
+// text is the readback line of entry i.
+func (p *funcProbe) text(name string, i int) string {
+	e := p.entries[i]
+	switch p.cmd {
+	case "enable_event", "disable_event":
+		return fmt.Sprintf("%s:%s:%s:%s%s\n", name, p.cmd, e.system, e.event, p.countText(i))
+	case "dump", "cpudump":
+		return fmt.Sprintf("%s:%s\n", name, p.cmd)
+	}
+	return fmt.Sprintf("%s:%s%s\n", name, p.cmd, p.countText(i))
+}
+
+// countText is ":unlimited" or ":count=N" with what is left of entry
+// i's count.
+func (p *funcProbe) countText(i int) string {
+	if !p.counted {
+		return ":unlimited"
+	}
+	n := p.entries[i].count
+	if p.fp != nil && p.fs != nil {
+		if pr, ok := p.fs.b.(FunctionProber); ok {
+			if counts := pr.FunctionProbeCounts(p.fp); i < len(counts) {
+				n = counts[i]
+			}
+		}
+	}
+	return ":count=" + strconv.FormatUint(n, 10)
+}
+
+// funcCommand applies "FUNCS:COMMAND[:ARGS]" to set_ftrace_filter.
+func (f *FS) funcCommand(glob, cmd, args, whole string) error {
+	var system, event, number string
+	hasParam := false
+	switch cmd {
+	case "traceon", "traceoff", "stacktrace", "snapshot":
+		if args != "" || strings.Contains(whole, cmd+":") {
+			hasParam = true
+			number, _, _ = strings.Cut(args, ":")
+		}
+	case "dump", "cpudump":
+	case "enable_event", "disable_event":
+		if args == "" && !strings.Contains(whole, cmd+":") {
+			return syscall.EINVAL
+		}
+		var ok bool
+		system, args, ok = strings.Cut(args, ":")
+		if !ok {
+			return syscall.EINVAL
+		}
+		event, args, hasParam = strings.Cut(args, ":")
+		if !f.hasStaticEvent(system, event) {
+			return syscall.EINVAL
+		}
+		if hasParam {
+			number, _, _ = strings.Cut(args, ":")
+			if number == "" {
+				return syscall.EINVAL
+			}
+		}
+	default:
+		return syscall.EINVAL
+	}
+	counted := hasParam && (number != "" || cmd == "enable_event" || cmd == "disable_event")
+	var count uint64
+	if counted {
+		v, err := parseUlong([]byte(number))
+		if err != nil {
+			return err
+		}
+		count = v
+	}
+	if strings.HasPrefix(glob, "!") {
+		return f.removeFuncProbe(glob[1:], cmd, hasParam)
+	}
+	return f.addFuncProbe(glob, cmd, counted, count, system, event)
+}
+
+// hasStaticEvent reports whether events/SYSTEM/EVENT is one of the
+// kernel's events (static or dynamic).
+func (f *FS) hasStaticEvent(system, event string) bool {
+	_, ok := f.findEventAny(f.b.Events(), system, event)
+	return ok
+}
+
+// addFuncProbe registers a command on the functions glob matches: on
+// those it is not on yet; none matching, or none new, is EINVAL.
+func (f *FS) addFuncProbe(glob, cmd string, counted bool, count uint64, system, event string) error {
+	set := map[int]bool{}
+	if !f.matchFuncs(set, glob, "", false) || len(set) == 0 {
+		return syscall.EINVAL
+	}
+	recs := f.funcRecords()
+	f.mu.Lock()
+	var p *funcProbe
+	for _, q := range f.funcs.probes {
+		if q.cmd == cmd && q.counted == counted {
+			p = q
+			break
+		}
+	}
+	fresh := p == nil
+	if fresh {
+		p = &funcProbe{cmd: cmd, counted: counted, fs: f}
+	}
+	have := map[int]bool{}
+	for _, e := range p.entries {
+		have[e.rec] = true
+	}
+	added := 0
+	for i := range recs {
+		if set[i] && !have[i] {
+			p.entries = append(p.entries, funcEntry{rec: i, count: count, system: system, event: event})
+			added++
+		}
+	}
+	if added == 0 {
+		f.mu.Unlock()
+		return syscall.EINVAL
+	}
+	old := f.funcs.probes
+	if fresh {
+		f.funcs.probes = append([]*funcProbe{p}, f.funcs.probes...)
+	}
+	f.mu.Unlock()
+	if err := f.pushFuncProbes(); err != nil {
+		f.mu.Lock()
+		f.funcs.probes = old
+		p.entries = p.entries[:len(p.entries)-added]
+		f.mu.Unlock()
+		_ = f.pushFuncProbes()
+		return err
+	}
+	return nil
+}
+
+// removeFuncProbe removes a command of the kind given (counted or not)
+// from the functions glob matches.
+func (f *FS) removeFuncProbe(glob, cmd string, counted bool) error {
+	set := map[int]bool{}
+	f.matchFuncs(set, glob, "", false)
+	f.mu.Lock()
+	var p *funcProbe
+	idx := -1
+	for i, q := range f.funcs.probes {
+		if q.cmd == cmd && q.counted == counted {
+			p, idx = q, i
+			break
+		}
+	}
+	if p == nil {
+		f.mu.Unlock()
+		return syscall.ENOENT
+	}
+	var kept []funcEntry
+	for _, e := range p.entries {
+		if !set[e.rec] {
+			kept = append(kept, e)
+		}
+	}
+	removed := len(kept) < len(p.entries)
+	p.entries = kept
+	if len(kept) == 0 {
+		f.funcs.probes = append(f.funcs.probes[:idx:idx], f.funcs.probes[idx+1:]...)
+	}
+	f.mu.Unlock()
+	if !removed {
+		return syscall.ENOENT
+	}
+	return f.pushFuncProbes()
+}
+
+// pushFuncProbes gives the backend the commands as they are now.
+func (f *FS) pushFuncProbes() error {
+	pr, ok := f.b.(FunctionProber)
+	if !ok {
+		return nil
+	}
+	recs := f.funcRecords()
+	f.mu.Lock()
+	var list []*FunctionProbe
+	for _, p := range f.funcs.probes {
+		fp := &FunctionProbe{Command: p.cmd, Counted: p.counted}
+		for _, e := range p.entries {
+			fp.Entries = append(fp.Entries, FunctionProbeEntry{Func: recs[e.rec], Count: e.count, System: e.system, Event: e.event})
+		}
+		p.fp = fp
+		list = append(list, fp)
+	}
+	f.mu.Unlock()
+	return pr.SetFunctionProbes(list)
+}

@@ -1,0 +1,637 @@
+package tracefs
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ktrace-dev/ktrace/kernel"
+)
+
+// The function tracer and the files that steer it: current_tracer
+// "function" records an entry for every call of the selected functions;
+// set_ftrace_filter selects them (all when empty), set_ftrace_notrace
+// takes some out, set_ftrace_pid and set_ftrace_notrace_pid select the
+// tasks. available_filter_functions lists the functions there are (the
+// kernel's ftrace records, from the model). With a backend that traces
+// (FunctionTracer), the tracer is real; over the emulated registry the
+// files keep their state and the tracer records nothing, as an enabled
+// event records nothing there.
+
+// FunctionTrace is what the function tracer traces.
+type FunctionTrace struct {
+	// Funcs are the functions whose entries are recorded, in record
+	// order.
+	Funcs []kernel.FtraceRecord
+	// Pids are set_ftrace_pid's tasks (nil: every task) and NoPids
+	// set_ftrace_notrace_pid's, which are never traced.
+	Pids, NoPids []int
+}
+
+// FunctionTracer is a backend that runs the function tracer: each entry
+// it records goes to the FS as any other trace line.
+type FunctionTracer interface {
+	// SetFunctionTrace starts tracing what t says, replacing what was
+	// traced before; nil stops. A failure leaves nothing traced.
+	SetFunctionTrace(t *FunctionTrace) error
+}
+
+// Tracer names.
+const (
+	tracerNop      = "nop"
+	tracerFunction = "function"
+)
+
+// funcState is the FS's function tracer state (guarded by FS.mu).
+type funcState struct {
+	// filter and notrace are set_ftrace_filter and set_ftrace_notrace:
+	// indices into the records.
+	filter, notrace map[int]bool
+	// mods are the ":mod:" selections of modules that are not loaded,
+	// kept for when they are (the kernel's cached mod entries).
+	mods, notraceMods []funcMod
+	pids, noPids      map[int]bool
+	// probes are the function commands (FUNC:COMMAND), newest first.
+	probes []*funcProbe
+	// running is whether the backend traces function entries now.
+	running bool
+}
+
+// funcMod is a cached "FUNC:mod:MODULE" selection.
+type funcMod struct{ fn, mod string }
+
+// funcRecords is the kernel's ftrace records (nil: the FS has none, and
+// no function tracer files).
+func (f *FS) funcRecords() []kernel.FtraceRecord {
+	top := f
+	if f.parent != nil {
+		top = f.parent
+	}
+	top.funcOnce.Do(func() {
+		if top.made.Functions != nil {
+			top.funcRecs = top.made.Functions()
+		}
+	})
+	return top.funcRecs
+}
+
+// hasFunctions reports whether the FS has the function tracer.
+func (f *FS) hasFunctions() bool { return f.made.Functions != nil }
+
+// availableTracers lists the tracers, as available_tracers does: the
+// function tracer where the FS has it, and nop.
+func (f *FS) availableTracers() []string {
+	if f.hasFunctions() {
+		return []string{tracerFunction, tracerNop}
+	}
+	return []string{tracerNop}
+}
+
+// tracerName is current_tracer.
+func (f *FS) tracerName() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tracerLocked()
+}
+
+func (f *FS) tracerLocked() string {
+	if f.tracer == "" {
+		return tracerNop
+	}
+	return f.tracer
+}
+
+// writeCurrentTracer is a write to current_tracer: the name, blanks
+// stripped, of a tracer in available_tracers, else EINVAL (the kernel's
+// answer for a tracer it was not built with). While trace_pipe is open
+// the tracer cannot change (EBUSY). A change clears the trace, as the
+// kernel's tracer_init resets the buffer; the same tracer again changes
+// nothing.
+func (f *FS) writeCurrentTracer(p []byte) (int, error) {
+	name := strings.TrimSpace(string(p))
+	if !slices.Contains(f.availableTracers(), name) {
+		return 0, syscall.EINVAL
+	}
+	f.mu.Lock()
+	cur := f.tracerLocked()
+	busy := f.pipeReaders > 0
+	f.mu.Unlock()
+	if name == cur {
+		return len(p), nil
+	}
+	if busy {
+		return 0, syscall.EBUSY
+	}
+	f.expand()
+	f.mu.Lock()
+	f.tracer = tracerNop
+	f.mu.Unlock()
+	if cur == tracerFunction {
+		f.stopFunctions()
+	}
+	f.clearTrace()
+	if name == tracerFunction {
+		if err := f.startFunctions(); err != nil {
+			return 0, err
+		}
+	}
+	f.mu.Lock()
+	f.tracer = name
+	f.mu.Unlock()
+	return len(p), nil
+}
+
+// functionTrace is what the function tracer traces now (f.mu held).
+func (f *FS) functionTraceLocked() *FunctionTrace {
+	recs := f.funcRecords()
+	t := &FunctionTrace{}
+	for i, r := range recs {
+		if len(f.funcs.filter) > 0 || len(f.funcs.mods) > 0 {
+			if !f.funcs.filter[i] {
+				continue
+			}
+		}
+		if f.funcs.notrace[i] {
+			continue
+		}
+		t.Funcs = append(t.Funcs, r)
+	}
+	if len(f.funcs.pids) > 0 {
+		t.Pids = sortedPids(f.funcs.pids)
+	}
+	t.NoPids = sortedPids(f.funcs.noPids)
+	return t
+}
+
+// startFunctions starts the backend's function tracer.
+func (f *FS) startFunctions() error {
+	ft, ok := f.b.(FunctionTracer)
+	if !ok {
+		return nil
+	}
+	f.mu.Lock()
+	t := f.functionTraceLocked()
+	f.mu.Unlock()
+	if err := ft.SetFunctionTrace(t); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.funcs.running = true
+	f.mu.Unlock()
+	return nil
+}
+
+// stopFunctions stops the backend's function tracer.
+func (f *FS) stopFunctions() {
+	f.mu.Lock()
+	running := f.funcs.running
+	f.funcs.running = false
+	f.mu.Unlock()
+	if ft, ok := f.b.(FunctionTracer); ok && running {
+		f.sync()
+		_ = ft.SetFunctionTrace(nil)
+	}
+}
+
+// updateFunctions passes a change of the function selection to the
+// backend while the function tracer runs. The kernel cannot fail there;
+// a backend that cannot trace the new selection keeps tracing the old
+// one and says why.
+func (f *FS) updateFunctions() {
+	ft, ok := f.b.(FunctionTracer)
+	f.mu.Lock()
+	run := ok && f.tracerLocked() == tracerFunction && f.funcs.running
+	var t *FunctionTrace
+	if run {
+		t = f.functionTraceLocked()
+	}
+	f.mu.Unlock()
+	if !run {
+		return
+	}
+	if err := ft.SetFunctionTrace(t); err != nil {
+		f.note(fmt.Sprintf("ktrace: function tracer: the new selection is not traced: %v", err))
+	}
+}
+
+// note writes one line to the FS's warning writer.
+func (f *FS) note(s string) {
+	if f.warn != nil {
+		fmt.Fprintln(f.warn, s)
+	}
+}
+
+func sortedPids(set map[int]bool) []int {
+	out := make([]int, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// availableFunctionsText is available_filter_functions: one record per
+// line, a module's function followed by its module in brackets; with
+// addrs (available_filter_functions_addrs) each line starts with the
+// function's address.
+func (f *FS) availableFunctionsText(addrs bool) string {
+	var b strings.Builder
+	for _, r := range f.funcRecords() {
+		if addrs {
+			fmt.Fprintf(&b, "%016x ", r.Addr)
+		}
+		b.WriteString(r.Name)
+		if r.Module != "" {
+			b.WriteString(" [" + r.Module + "]")
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// funcFilterText is set_ftrace_filter (notrace false) or
+// set_ftrace_notrace: the selected functions in record order, or the
+// line saying that none is selected, then the cached module selections
+// and (set_ftrace_filter only) the function commands.
+func (f *FS) funcFilterText(notrace bool) string {
+	recs := f.funcRecords()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	set, mods := f.funcs.filter, f.funcs.mods
+	if notrace {
+		set, mods = f.funcs.notrace, f.funcs.notraceMods
+	}
+	var b strings.Builder
+	if len(set) == 0 {
+		if notrace {
+			b.WriteString("#### no functions disabled ####\n")
+		} else {
+			b.WriteString("#### all functions enabled ####\n")
+		}
+	} else {
+		for i, r := range recs {
+			if set[i] {
+				b.WriteString(r.Name + "\n")
+			}
+		}
+	}
+	for _, m := range mods {
+		fn := m.fn
+		if fn == "" {
+			fn = "*"
+		}
+		fmt.Fprintf(&b, "%s:mod:%s\n", fn, m.mod)
+	}
+	if !notrace {
+		for _, p := range f.funcs.probes {
+			for i, e := range p.entries {
+				b.WriteString(p.text(recs[e.rec].Name, i))
+			}
+		}
+	}
+	return b.String()
+}
+
+// funcPidText is set_ftrace_pid or set_ftrace_notrace_pid.
+func (f *FS) funcPidText(notrace bool) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	set := f.funcs.pids
+	if notrace {
+		set = f.funcs.noPids
+	}
+	if len(set) == 0 {
+		return "no pid\n"
+	}
+	return pidListText(set)
+}
+
+// writeFuncPids adds the pids of a write to set_ftrace_pid or
+// set_ftrace_notrace_pid (as set_event_pid's writes).
+func (f *FS) writeFuncPids(notrace bool, p []byte) (int, error) {
+	add, err := parsePids(p)
+	if err != nil {
+		return 0, err
+	}
+	f.mu.Lock()
+	set := &f.funcs.pids
+	if notrace {
+		set = &f.funcs.noPids
+	}
+	if *set == nil {
+		*set = map[int]bool{}
+	}
+	for _, v := range add {
+		(*set)[v] = true
+	}
+	f.mu.Unlock()
+	f.updateFunctions()
+	return len(p), nil
+}
+
+// clearFuncPids empties a pid list (a truncating open).
+func (f *FS) clearFuncPids(notrace bool) {
+	f.mu.Lock()
+	if notrace {
+		f.funcs.noPids = nil
+	} else {
+		f.funcs.pids = nil
+	}
+	f.mu.Unlock()
+	f.updateFunctions()
+}
+
+// funcRegex is an open set_ftrace_filter or set_ftrace_notrace for
+// writing: the kernel edits a copy of the selection (an empty one when
+// opened with O_TRUNC) and puts it in place when the file is closed.
+// Words are separated by blanks; a word a write leaves unfinished is
+// completed by the next write or taken as it is at the close.
+type funcRegex struct {
+	notrace bool
+	set     map[int]bool
+	mods    []funcMod
+	pending []byte
+}
+
+// openFuncRegex starts an edit of a selection.
+func (f *FS) openFuncRegex(notrace, trunc bool) *funcRegex {
+	rx := &funcRegex{notrace: notrace, set: map[int]bool{}}
+	if trunc {
+		return rx
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	src, mods := f.funcs.filter, f.funcs.mods
+	if notrace {
+		src, mods = f.funcs.notrace, f.funcs.notraceMods
+	}
+	for i := range src {
+		rx.set[i] = true
+	}
+	rx.mods = slices.Clone(mods)
+	return rx
+}
+
+// write takes one write(2): each finished word is applied in turn; the
+// first that fails fails the write (the words before it stay).
+func (f *FS) writeFuncRegex(rx *funcRegex, p []byte) (int, error) {
+	data := append(rx.pending, p...)
+	rx.pending = nil
+	for len(data) > 0 {
+		i := 0
+		for i < len(data) && isBlank(data[i]) {
+			i++
+		}
+		data = data[i:]
+		j := 0
+		for j < len(data) && !isBlank(data[j]) {
+			j++
+		}
+		if j == len(data) {
+			// Unfinished: the next write or the close completes it.
+			rx.pending = append([]byte(nil), data...)
+			if len(rx.pending) > funcWordMax {
+				rx.pending = nil
+				return 0, syscall.EINVAL
+			}
+			break
+		}
+		word := string(data[:j])
+		data = data[j:]
+		if err := f.funcWord(rx, word); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// funcWordMax is the longest word the kernel's parser takes (its buffer,
+// FTRACE_BUFF_MAX, less the terminating NUL).
+const funcWordMax = 1024
+
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == 0
+}
+
+// closeFuncRegex finishes an edit: a pending word is applied, and the
+// selection takes the edited set.
+func (f *FS) closeFuncRegex(rx *funcRegex) {
+	if len(rx.pending) > 0 {
+		_ = f.funcWord(rx, string(rx.pending))
+		rx.pending = nil
+	}
+	f.mu.Lock()
+	if rx.notrace {
+		f.funcs.notrace, f.funcs.notraceMods = rx.set, rx.mods
+	} else {
+		f.funcs.filter, f.funcs.mods = rx.set, rx.mods
+	}
+	f.mu.Unlock()
+	f.updateFunctions()
+}
+
+// funcWord applies one word: a pattern ("!" first removes what it
+// matches), "PATTERN:mod:MODULE", or a function command
+// "PATTERN:COMMAND[:ARGS]" (set_ftrace_filter only).
+func (f *FS) funcWord(rx *funcRegex, word string) error {
+	fn, rest, cmd := strings.Cut(word, ":")
+	if !cmd {
+		if !f.matchFuncs(rx.set, fn, "", false) {
+			return syscall.EINVAL
+		}
+		return nil
+	}
+	command, args, _ := strings.Cut(rest, ":")
+	if command == "mod" {
+		return f.funcModWord(rx, fn, args)
+	}
+	if rx.notrace {
+		// Commands register on the filter's ops alone.
+		return syscall.EINVAL
+	}
+	return f.funcCommand(fn, command, args, rest)
+}
+
+// funcModWord applies "FUNC:mod:MODULE": the functions of the module
+// matching FUNC (all for an empty FUNC or "*"); a module with none is
+// cached for when it is loaded, "!" removing a cached entry.
+func (f *FS) funcModWord(rx *funcRegex, fn, mod string) error {
+	if f.matchFuncs(rx.set, fn, mod, true) {
+		return nil
+	}
+	clear := strings.HasPrefix(fn, "!")
+	name := strings.TrimPrefix(fn, "!")
+	if name == "*" {
+		name = ""
+	}
+	if mod == "" {
+		return syscall.EINVAL
+	}
+	if clear {
+		for i, m := range rx.mods {
+			if m.mod == mod && m.fn == name {
+				rx.mods = slices.Delete(rx.mods, i, i+1)
+				return nil
+			}
+		}
+		return syscall.EINVAL
+	}
+	for _, m := range rx.mods {
+		if m.mod == mod && m.fn == name {
+			return nil
+		}
+	}
+	rx.mods = append(rx.mods, funcMod{fn: name, mod: mod})
+	return nil
+}
+
+// funcGlob is a parsed function pattern, as the kernel's
+// filter_parse_regex parses it.
+type funcGlob struct {
+	kind   globKind
+	search string
+	not    bool
+}
+
+type globKind int
+
+const (
+	matchFull globKind = iota
+	matchFront
+	matchMiddle
+	matchEnd
+	matchGlob
+	matchIndex
+)
+
+// parseFuncGlob parses a pattern: a leading '!' negates; digits select a
+// record by its 1-based index; "foo*", "*foo", "*foo*" match a prefix,
+// suffix or substring; any other '*', '?', '[' or '\' makes a glob.
+func parseFuncGlob(s string) funcGlob {
+	g := funcGlob{kind: matchFull}
+	if strings.HasPrefix(s, "!") {
+		g.not = true
+		s = s[1:]
+	}
+	g.search = s
+	if s != "" && s[0] >= '0' && s[0] <= '9' {
+		g.kind = matchIndex
+		return g
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '*':
+			switch {
+			case i == 0:
+				g.kind = matchEnd
+			case i == len(s)-1:
+				if g.kind == matchEnd {
+					g.kind = matchMiddle
+				} else {
+					g.kind = matchFront
+				}
+				s = s[:i]
+			default:
+				g.kind = matchGlob
+				return g
+			}
+		case c == '[' || c == '?' || c == '\\':
+			g.kind = matchGlob
+			return g
+		}
+	}
+	if strings.HasPrefix(s, "*") {
+		s = s[1:]
+	}
+	g.search = s
+	return g
+}
+
+// match reports whether name matches the pattern.
+func (g funcGlob) match(name string) bool {
+	switch g.kind {
+	case matchFull:
+		return name == g.search
+	case matchFront:
+		return strings.HasPrefix(name, g.search)
+	case matchMiddle:
+		return strings.Contains(name, g.search)
+	case matchEnd:
+		return strings.HasSuffix(name, g.search)
+	case matchGlob:
+		ok, err := path.Match(g.search, name)
+		return err == nil && ok
+	}
+	return false
+}
+
+// matchFuncs adds to set (removes, for a "!" pattern) the records
+// matching the pattern, and with module set those of matching modules
+// only; it reports whether any record matched.
+func (f *FS) matchFuncs(set map[int]bool, pattern, mod string, withMod bool) bool {
+	recs := f.funcRecords()
+	g := parseFuncGlob(pattern)
+	if g.kind == matchIndex {
+		n, err := strconv.ParseUint(g.search, 0, 64)
+		if err != nil {
+			n, _ = strconv.ParseUint(leadingDigits(g.search), 10, 64)
+		}
+		if n == 0 || n > uint64(len(recs)) {
+			return false
+		}
+		enter(set, int(n-1), g.not)
+		return true
+	}
+	var mg funcGlob
+	excludeMod := false
+	if withMod {
+		mg = parseFuncGlob(mod)
+		excludeMod = mg.not
+	}
+	found := false
+	for i, r := range recs {
+		if withMod {
+			if mg.search == "" {
+				// A blank module matches every module's function
+				// (or, negated, every vmlinux function).
+				if excludeMod == (r.Module != "") {
+					continue
+				}
+			} else {
+				matches := r.Module != "" && mg.match(r.Module)
+				if matches == excludeMod {
+					continue
+				}
+			}
+			if g.search == "" {
+				enter(set, i, g.not)
+				found = true
+				continue
+			}
+		}
+		if g.match(r.Name) {
+			enter(set, i, g.not)
+			found = true
+		}
+	}
+	return found
+}
+
+func leadingDigits(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+func enter(set map[int]bool, i int, clear bool) {
+	if clear {
+		delete(set, i)
+	} else {
+		set[i] = true
+	}
+}

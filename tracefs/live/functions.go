@@ -1,0 +1,381 @@
+package live
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/ktrace-dev/ktrace/kernel"
+	"github.com/ktrace-dev/ktrace/tracefs"
+)
+
+// The function tracer: one BPF program attached to the entry of every
+// selected function records the function and its caller into the static
+// events' ring, under funcNum; the reader prints the entry as the
+// kernel's function tracer does ("FUNC <-PARENT"). Where the kernel has
+// kprobe-multi links (fprobe) one link attaches every function; elsewhere
+// each function gets a kprobe of its own, which bounds how many can be
+// traced (funcKprobeMax).
+
+var _ tracefs.FunctionTracer = (*Backend)(nil)
+
+// funcNum is the number function entries carry in the static events'
+// ring (no event has it).
+const funcNum = ^uint32(0) - 1
+
+// funcRecord is the size of a function entry after the static header:
+// the function's address, the caller's return address and the
+// irqs-off flag.
+const funcRecord = 24
+
+// funcKprobeMax is how many functions the tracer attaches one kprobe
+// each to, on kernels without kprobe-multi links.
+const funcKprobeMax = 4096
+
+// funcTracer is the function tracer's program, links and pid maps.
+type funcTracer struct {
+	prog  *ebpf.Program
+	links []link.Link
+	maps  []*ebpf.Map
+}
+
+func (ft *funcTracer) close() {
+	for _, l := range ft.links {
+		l.Close()
+	}
+	if ft.prog != nil {
+		ft.prog.Close()
+	}
+	for _, m := range ft.maps {
+		m.Close()
+	}
+}
+
+// SetFunctionTrace starts, changes (t non-nil) or stops the function
+// tracer. The new attachment is made before the old one goes, so a
+// failure leaves what was traced before.
+func (b *Backend) SetFunctionTrace(t *tracefs.FunctionTrace) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.funcs
+	if t == nil {
+		b.funcs = nil
+		if old != nil {
+			old.close()
+		}
+		return nil
+	}
+	st, err := b.staticTracer()
+	if err != nil {
+		return fmt.Errorf("function tracer: %w", err)
+	}
+	ft, err := b.attachFunctions(st, t)
+	if err != nil {
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: function tracer: %v\n", err)
+		}
+		return fmt.Errorf("function tracer: %w", attachErrno(err))
+	}
+	b.funcs = ft
+	if old != nil {
+		old.close()
+	}
+	return nil
+}
+
+// attachFunctions loads the tracer's program for t and attaches it.
+func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*funcTracer, error) {
+	ft := &funcTracer{}
+	ok := false
+	defer func() {
+		if !ok {
+			ft.close()
+		}
+	}()
+	pids, err := pidMap(t.Pids)
+	if err != nil {
+		return nil, err
+	}
+	noPids, err := pidMap(t.NoPids)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range []*ebpf.Map{pids, noPids} {
+		if m != nil {
+			ft.maps = append(ft.maps, m)
+		}
+	}
+	var funcs []kernel.FtraceRecord
+	for _, r := range t.Funcs {
+		if r.Addr != 0 {
+			funcs = append(funcs, r)
+		}
+	}
+	if len(funcs) == 0 {
+		ok = true
+		return ft, nil
+	}
+	arch := b.model.Arch()
+	// kprobe-multi links are tried first; a kernel without them
+	// (CONFIG_FPROBE, 6.1) says so when the link is made.
+	if b.model.Config("CONFIG_FPROBE") != "n" {
+		prog, err := funcProgram(st, arch, pids, noPids, true)
+		if err == nil {
+			addrs := make([]uintptr, len(funcs))
+			cookies := make([]uint64, len(funcs))
+			for i, r := range funcs {
+				addrs[i], cookies[i] = uintptr(r.Addr), r.Addr
+			}
+			l, lerr := link.KprobeMulti(prog, link.KprobeMultiOptions{Addresses: addrs, Cookies: cookies})
+			if lerr == nil {
+				ft.prog = prog
+				ft.links = append(ft.links, l)
+				ok = true
+				return ft, nil
+			}
+			prog.Close()
+			err = lerr
+		}
+		if !errors.Is(err, ebpf.ErrNotSupported) {
+			return nil, fmt.Errorf("attaching %d functions with a kprobe-multi link: %w", len(funcs), err)
+		}
+	}
+	if len(funcs) > funcKprobeMax {
+		return nil, fmt.Errorf("%d functions selected: without kprobe-multi links (fprobe) each needs a kprobe of its own, and ktrace attaches at most %d; narrow set_ftrace_filter: %w", len(funcs), funcKprobeMax, errTooMany)
+	}
+	prog, err := funcProgram(st, arch, pids, noPids, false)
+	if err != nil {
+		return nil, err
+	}
+	ft.prog = prog
+	var skipped []string
+	for _, r := range funcs {
+		sym := r.Name
+		if r.Module != "" {
+			sym = r.Module + ":" + r.Name
+		}
+		l, err := link.Kprobe(r.Name, prog, &link.KprobeOptions{Cookie: r.Addr})
+		if err != nil {
+			skipped = append(skipped, sym)
+			continue
+		}
+		ft.links = append(ft.links, l)
+	}
+	if len(skipped) > 0 && b.warn != nil {
+		ex := skipped
+		if len(ex) > 5 {
+			ex = ex[:5]
+		}
+		fmt.Fprintf(b.warn, "ktrace: function tracer: %d of %d functions are not traced, the kernel refused a kprobe on them (%v...)\n", len(skipped), len(funcs), ex)
+	}
+	if len(ft.links) == 0 {
+		return nil, fmt.Errorf("no kprobe could be attached to the %d functions selected: %w", len(funcs), errTooMany)
+	}
+	ok = true
+	return ft, nil
+}
+
+// errTooMany is the errno of a selection that cannot be traced as a
+// whole: ENOMEM, as an allocation the kernel could not make.
+var errTooMany = syscall.ENOMEM
+
+// pidMap makes a set of pids the program looks tasks up in (nil for no
+// pids).
+func pidMap(pids []int) (*ebpf.Map, error) {
+	if len(pids) == 0 {
+		return nil, nil
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_fpids", Type: ebpf.Hash, KeySize: 4, ValueSize: 1, MaxEntries: uint32(len(pids))})
+	if err != nil {
+		return nil, fmt.Errorf("creating the pid map: %w", err)
+	}
+	for _, p := range pids {
+		if err := m.Put(uint32(p), uint8(1)); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("filling the pid map: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// funcProgram is the function tracer's program: for a task that is
+// traced (not ktrace itself, in pids when there are some, not in
+// noPids), with tracing on, a record of the function, the return address at the stack pointer and whether
+// interrupts were off.
+func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, multi bool) (*ebpf.Program, error) {
+	spOff, ok1 := arch.Regs[arch.SPReg]
+	flagsOff, ok2 := arch.Regs["flags"]
+	ipOff, ok3 := arch.Regs["ip"]
+	if !ok1 || !ok2 || !ok3 || arch.Name != "x86_64" {
+		return nil, fmt.Errorf("the function tracer needs x86_64's registers (this kernel is %s): %w", arch.Name, ebpf.ErrNotSupported)
+	}
+	ipAdjust := int32(-1)
+	if multi {
+		ipAdjust = -5 // the 5-byte call to the ftrace trampoline
+	}
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.JEq.Imm(asm.R0, int32(os.Getpid()), "out"),
+		asm.StoreMem(asm.R10, -8, asm.R8, asm.Word),
+	}
+	if pids != nil {
+		insns = append(insns,
+			asm.LoadMapPtr(asm.R1, pids.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -8),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "out"),
+		)
+	}
+	if noPids != nil {
+		insns = append(insns,
+			asm.LoadMapPtr(asm.R1, noPids.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -8),
+			asm.FnMapLookupElem.Call(),
+			asm.JNE.Imm(asm.R0, 0, "out"),
+		)
+	}
+	if st.tracing != nil {
+		insns = append(insns,
+			asm.StoreImm(asm.R10, -16, 0, asm.Word),
+			asm.LoadMapPtr(asm.R1, st.tracing.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -16),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "reserve"),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 0, "out"),
+		)
+	}
+	insns = append(insns,
+		asm.LoadMapPtr(asm.R1, st.ring.FD()).WithSymbol("reserve"),
+		asm.Mov.Imm(asm.R2, staticHeader+funcRecord),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.Mov.Reg(asm.R7, asm.R0),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R7, 0, asm.R0, asm.DWord),
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R7, 8, asm.R0, asm.Word),
+		asm.StoreImm(asm.R7, 12, 0, asm.Word),
+		asm.StoreImm(asm.R7, 32, -2, asm.Word), // funcNum
+		asm.StoreMem(asm.R7, 36, asm.R8, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+		// The function's ftrace location (after an ENDBR64), which the
+		// kernel's function tracer records: the instruction pointer of
+		// a kprobe-multi entry; a kprobe's is one past it.
+		asm.LoadMem(asm.R1, asm.R6, int16(ipOff), asm.DWord),
+		asm.Add.Imm(asm.R1, ipAdjust),
+		asm.StoreMem(asm.R7, staticHeader, asm.R1, asm.DWord),
+		// The caller: the return address the call left at the stack
+		// pointer of the function's entry.
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, staticHeader+8),
+		asm.Mov.Imm(asm.R2, 8),
+		asm.LoadMem(asm.R3, asm.R6, int16(spOff), asm.DWord),
+		asm.FnProbeReadKernel.Call(),
+		// TRACE_FLAG_IRQS_OFF when EFLAGS.IF (bit 9) is clear.
+		asm.LoadMem(asm.R1, asm.R6, int16(flagsOff), asm.DWord),
+		asm.RSh.Imm(asm.R1, 9),
+		asm.And.Imm(asm.R1, 1),
+		asm.Xor.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R7, staticHeader+16, asm.R1, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP: the reader polls
+		asm.FnRingbufSubmit.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	)
+	spec := &ebpf.ProgramSpec{
+		Name:         "ktrace_func",
+		Type:         ebpf.Kprobe,
+		License:      "GPL",
+		Instructions: insns,
+	}
+	if multi {
+		spec.AttachType = ebpf.AttachTraceKprobeMulti
+	}
+	prog, err := ebpf.NewProgram(spec)
+	if err != nil {
+		return nil, fmt.Errorf("loading the function tracer's program: %w", err)
+	}
+	return prog, nil
+}
+
+// funcEntryText appends a function entry's text: the function, and its
+// caller under the print-parent option, each as seq_print_ip_sym prints
+// it (sym-offset and sym-addr options).
+func (b *Backend) funcEntryText(line []byte, cpu uint32, ts uint64, r []byte) []byte {
+	ip := binary.LittleEndian.Uint64(r[0:])
+	parent := binary.LittleEndian.Uint64(r[8:])
+	irqsOff := r[16] != 0
+	line = appendFuncContext(line, cpu, ts, irqsOff)
+	line = b.appendIPSym(line, ip)
+	if parent != 0 && b.optionOn("print-parent", true) {
+		line = append(line, " <-"...)
+		line = b.appendIPSym(line, parent)
+	}
+	return line
+}
+
+// optionOn reads a trace option, def when the FS gives none.
+func (b *Backend) optionOn(name string, def bool) bool {
+	if b.TraceOptions == nil {
+		return def
+	}
+	return b.TraceOptions.OptionOn(name)
+}
+
+// appendIPSym is seq_print_ip_sym: the symbol (with +OFF/SIZE and
+// module under sym-offset), or the address as 0x%08lx when no symbol
+// covers it; under sym-addr the address follows in angle brackets.
+func (b *Backend) appendIPSym(line []byte, ip uint64) []byte {
+	if ip == 0 {
+		return append(line, '0')
+	}
+	var s kernel.Symbol
+	found := false
+	if b.model != nil {
+		s, found = b.model.LookupAddr(ip)
+	}
+	switch {
+	case !found:
+		line = fmt.Appendf(line, "0x%08x", ip)
+	case b.optionOn("sym-offset", false):
+		line = fmt.Appendf(line, "%s+0x%x/0x%x", s.Name, ip-s.Addr, s.Size)
+		if s.Module != "" {
+			line = fmt.Appendf(line, " [%s]", s.Module)
+		}
+	default:
+		line = append(line, s.Name...)
+	}
+	if b.optionOn("sym-addr", false) {
+		line = fmt.Appendf(line, " <%016x>", ip)
+	}
+	return line
+}
+
+// appendFuncContext is the CPU, flags and time columns of a function
+// entry.
+func appendFuncContext(b []byte, cpu uint32, ts uint64, irqsOff bool) []byte {
+	flags := "....."
+	if irqsOff {
+		flags = "d...."
+	}
+	b = fmt.Appendf(b, " [%03d] %s ", cpu, flags)
+	return fmt.Appendf(b, "%5d.%06d: ", ts/1e9, ts%1e9/1e3)
+}
