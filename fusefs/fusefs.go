@@ -320,6 +320,62 @@ type tree struct {
 	mu   sync.Mutex
 	inos map[string]uint64 // stable inode number per path
 	next uint64
+	// edits are the handles last opened for writing on each path, by
+	// opener: the SETATTR that carries an O_TRUNC comes without its
+	// file handle, and the truncation of set_ftrace_filter belongs to
+	// the open that asked for it (guarded by mu).
+	edits map[editKey]*handle
+}
+
+// editKey is a path and the process that opened it.
+type editKey struct {
+	path string
+	pid  uint32
+}
+
+// noteEdit remembers h as the latest open for writing of p by the
+// caller of ctx.
+func (t *tree) noteEdit(p string, h *handle, ctx context.Context) {
+	c, ok := fuse.FromContext(ctx)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.edits == nil {
+		t.edits = map[editKey]*handle{}
+	}
+	t.edits[editKey{p, c.Pid}] = h
+}
+
+// takeEdit finds the handle a truncation of p is for: f when the kernel
+// names it, else the caller's latest open of p for writing (forgotten
+// from here on).
+func (t *tree) takeEdit(p string, f gofs.FileHandle, ctx context.Context) *handle {
+	if h, ok := f.(*handle); ok {
+		return h
+	}
+	c, ok := fuse.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := editKey{p, c.Pid}
+	h := t.edits[k]
+	delete(t.edits, k)
+	return h
+}
+
+// dropEdit forgets h (released).
+func (t *tree) dropEdit(h *handle) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, v := range t.edits {
+		if v == h {
+			delete(t.edits, k)
+		}
+	}
 }
 
 // ino returns the inode number of p, allocating one on first sight so that
@@ -479,6 +535,11 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 		if sz != 0 {
 			return syscall.EINVAL
 		}
+		if fh := n.t.takeEdit(n.path, f, ctx); fh != nil && fh.f.TruncateEdit() {
+			// The truncation of an open set_ftrace_filter is its
+			// edit's: it starts from an empty selection.
+			return n.getattr(out)
+		}
 		h, err := n.t.fs.Open(n.path, os.O_WRONLY|os.O_TRUNC)
 		if err != nil {
 			return errno(err)
@@ -500,6 +561,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		h.SetCaller(int(c.Pid))
 	}
 	fh, flags := newHandle(n.t, h, n.path)
+	if h.Edits() {
+		n.t.noteEdit(n.path, fh, ctx)
+	}
 	return fh, flags, 0
 }
 
@@ -586,6 +650,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	child := &node{t: n.t, path: p}
 	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
 	fh, flags := newHandle(n.t, h, p)
+	if h.Edits() {
+		n.t.noteEdit(p, fh, ctx)
+	}
 	return n.NewInode(ctx, child, st), fh, flags, 0
 }
 
@@ -676,8 +743,15 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		buf = buf[:cut]
 	}
 	if len(buf) > 0 {
-		if _, err := h.f.Write(buf); err != nil {
+		n, err := h.f.Write(buf)
+		if err != nil {
 			return 0, errno(err)
+		}
+		if n < len(buf) && hold == nil && len(buf) == len(data) {
+			// A file that takes part of a write(2) (set_ftrace_filter
+			// takes one word): the caller's write returns what it
+			// took, as the kernel's.
+			return uint32(n), 0
 		}
 	}
 	h.pending = hold
@@ -705,6 +779,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	defer h.t.fsmu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.t.dropEdit(h)
 	h.f.Close()
 	return 0
 }

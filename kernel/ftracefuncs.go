@@ -1,7 +1,10 @@
 package kernel
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -13,6 +16,11 @@ type FtraceRecord struct {
 	// Addr is the function's kallsyms address (0 when kallsyms does not
 	// list it).
 	Addr uint64
+	// Loc is its ftrace location, the call ftrace patches: after an
+	// ENDBR64 where the function starts with one (known from the
+	// running kernel's available_filter_functions_addrs, or an image or
+	// its text table), else Addr.
+	Loc uint64
 }
 
 // FtraceRecords returns the functions ftrace can trace in the kernel's
@@ -27,6 +35,12 @@ func (m *Model) FtraceRecords() []FtraceRecord {
 }
 
 func (m *Model) buildFtraceRecords() {
+	if m.ftraceDir != "" {
+		if recs, err := m.hostFtraceRecords(); err == nil {
+			m.ftraceRecs = recs
+			return
+		}
+	}
 	var out []FtraceRecord
 	seen := map[string]bool{}
 	add := func(mod, name string) {
@@ -69,7 +83,68 @@ func (m *Model) buildFtraceRecords() {
 		}
 		return a.Addr < b.Addr
 	})
+	t := m.loadTextTable()
+	for i := range out {
+		out[i].Loc = out[i].Addr
+		if t != nil && out[i].Module == "" && t.endbr.has(out[i].Addr) {
+			out[i].Loc += endbrLen
+		}
+	}
 	m.ftraceRecs = out
+}
+
+// endbrLen is the length of ENDBR64.
+const endbrLen = 4
+
+// hostFtraceRecords reads the running kernel's available_filter_functions
+// (and, where it has it, available_filter_functions_addrs): one record
+// per line, as the kernel lists them. A name shared by several functions
+// takes their kallsyms addresses in turn (the list is in address order).
+func (m *Model) hostFtraceRecords() ([]FtraceRecord, error) {
+	b, err := os.ReadFile(filepath.Join(m.ftraceDir, "available_filter_functions"))
+	if err != nil {
+		return nil, err
+	}
+	var locs []uint64
+	if ab, err := os.ReadFile(filepath.Join(m.ftraceDir, "available_filter_functions_addrs")); err == nil {
+		for _, line := range strings.Split(string(ab), "\n") {
+			a, _, _ := strings.Cut(line, " ")
+			if v, err := strconv.ParseUint(a, 16, 64); err == nil {
+				locs = append(locs, v)
+			}
+		}
+	}
+	seen := map[string]int{}
+	var out []FtraceRecord
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name, mod, _ := strings.Cut(line, " ")
+		mod = strings.Trim(strings.TrimSpace(mod), "[]")
+		r := FtraceRecord{Name: name, Module: mod}
+		k := seen[mod+":"+name]
+		seen[mod+":"+name] = k + 1
+		var text []Symbol
+		for _, s := range m.Symbols(mod, name) {
+			if s.IsText() {
+				text = append(text, s)
+			}
+		}
+		if k < len(text) {
+			r.Addr = text[k].Addr
+		}
+		r.Loc = r.Addr
+		if len(out) < len(locs) {
+			r.Loc = locs[len(out)]
+			if s, ok := m.LookupAddr(r.Loc); ok && s.Name == name {
+				r.Addr = s.Addr
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // hasModuleEntry reports whether the ftrace list has name as some

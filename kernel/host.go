@@ -63,6 +63,7 @@ func LoadHost() (*Model, error) {
 	if m.imageOpen == nil {
 		m.liveOpen = OpenLiveText
 	}
+	m.ftraceDir = files.tracing
 	m.addTextFact()
 	m.readCmdline()
 	return m, nil

@@ -221,7 +221,7 @@ func (f *shFile) Write(p []byte) (int, error) {
 	if f.buffering {
 		return f.buf.Write(p)
 	}
-	return f.File.Write(p)
+	return f.File.WriteFull(p)
 }
 
 // flush issues the collected output as one write(2).
@@ -232,7 +232,7 @@ func (f *shFile) flush() error {
 	}
 	data := f.buf.Bytes()
 	f.buf.Reset()
-	_, err := f.File.Write(data)
+	_, err := f.File.WriteFull(data)
 	return err
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ktrace-dev/ktrace/grammar"
+	"github.com/ktrace-dev/ktrace/tracefs"
 	"mvdan.cc/sh/v3/interp"
 )
 
@@ -97,7 +98,7 @@ func (s *shell) runUtility(ctx context.Context, hc interp.HandlerContext, fn uti
 	}
 	st := fn(u, args[1:])
 	if toFile && buf.Len() > 0 {
-		if _, err := f.File.Write(buf.Bytes()); err != nil {
+		if _, err := f.File.WriteFull(buf.Bytes()); err != nil {
 			fmt.Fprintf(hc.Stderr, "%s: write error: %s\n", args[0], grammar.Strerror(grammar.ErrnoOf(err)))
 			return interp.ExitStatus(1)
 		}
@@ -745,6 +746,12 @@ func utilTee(u *utilCtx, args []string) int {
 
 // openWrite opens a path for writing with flag: an emulated file through
 // the tracefs, another through the real system.
+// fullWriter writes to an emulated file as a utility's write loop does
+// (tracefs.File.WriteFull).
+type fullWriter struct{ *tracefs.File }
+
+func (w fullWriter) Write(p []byte) (int, error) { return w.File.WriteFull(p) }
+
 func (u *utilCtx) openWrite(name string, flag int) (io.WriteCloser, error) {
 	abs := absIn(u.hc.Dir, name)
 	if rel, ok := emulated(abs); ok {
@@ -752,7 +759,7 @@ func (u *utilCtx) openWrite(name string, flag int) (io.WriteCloser, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, cErrno{grammar.ErrnoOf(err)})
 		}
-		return h, nil
+		return fullWriter{h}, nil
 	}
 	f, err := os.OpenFile(abs, flag, 0o666)
 	if err != nil {

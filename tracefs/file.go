@@ -292,6 +292,48 @@ func (h *File) Write(p []byte) (int, error) {
 	return h.fs.write(h.n, p)
 }
 
+// TruncateEdit empties the selection an open of set_ftrace_filter or
+// set_ftrace_notrace for writing edits, as if it had been opened with
+// O_TRUNC (a FUSE client truncates after the open), and reports whether
+// the handle has such an edit.
+func (h *File) TruncateEdit() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.rx == nil {
+		return false
+	}
+	h.rx.set, h.rx.mods = map[int]bool{}, nil
+	return true
+}
+
+// Edits reports whether the handle edits a function selection (an open
+// of set_ftrace_filter or set_ftrace_notrace for writing).
+func (h *File) Edits() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rx != nil
+}
+
+// WriteFull writes p as a shell's write loop does (busybox's
+// full_write): write(2) again with the rest after a short write, until
+// all is written or one fails. A file that takes one word per write(2)
+// (set_ftrace_filter) gets each word in turn.
+func (h *File) WriteFull(p []byte) (int, error) {
+	total := 0
+	for len(p) > 0 {
+		n, err := h.Write(p)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n <= 0 {
+			return total, io.ErrShortWrite
+		}
+		p = p[n:]
+	}
+	return total, nil
+}
+
 // Close releases the handle.
 func (h *File) Close() error {
 	h.mu.Lock()

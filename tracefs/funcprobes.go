@@ -1,7 +1,9 @@
 package tracefs
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,8 +33,9 @@ type FunctionProbe struct {
 // FunctionProbeEntry is the command on one function.
 type FunctionProbeEntry struct {
 	Func kernel.FtraceRecord
-	// Count is the count the command was given (Counted).
-	Count uint64
+	// Count is the count the command was given (Counted; -1 for an
+	// empty count, which never runs out).
+	Count int64
 	// System and Event name the event enable_event and disable_event
 	// switch.
 	System, Event string
@@ -45,7 +48,7 @@ type FunctionProber interface {
 	SetFunctionProbes(probes []*FunctionProbe) error
 	// FunctionProbeCounts reads what is left of the counts of a counted
 	// command, by entry.
-	FunctionProbeCounts(p *FunctionProbe) []uint64
+	FunctionProbeCounts(p *FunctionProbe) []int64
 }
 
 // funcProbe is one registered kind of command of the FS (a kernel
@@ -64,9 +67,50 @@ type funcProbe struct {
 // count and event.
 type funcEntry struct {
 	rec           int
-	count         uint64
+	count         int64
 	system, event string
 }
+
+// hashOrder is the order set_ftrace_filter lists the command's entries
+// in: the kernel walks the buckets of the command's function hash, which
+// has about half as many buckets as entries (a power of two), each
+// bucket holding its functions in the reverse of their order in the
+// 1,024-bucket hash they were collected in.
+func (p *funcProbe) hashOrder(recs []kernel.FtraceRecord) []int {
+	n := len(p.entries)
+	bits := uint(0)
+	for v := n / 2; v > 0; v >>= 1 {
+		bits++
+	}
+	bucket := func(ip uint64, bits uint) uint64 {
+		if bits == 0 {
+			return 0
+		}
+		return ip * goldenRatio64 >> (64 - bits)
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	ip := func(i int) uint64 {
+		r := recs[p.entries[i].rec]
+		if r.Loc != 0 {
+			return r.Loc
+		}
+		return r.Addr
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ba, bb := bucket(ip(a), bits), bucket(ip(b), bits)
+		if ba != bb {
+			return cmp.Compare(ba, bb)
+		}
+		return cmp.Compare(bucket(ip(b), 10), bucket(ip(a), 10))
+	})
+	return order
+}
+
+// goldenRatio64 is the kernel's GOLDEN_RATIO_64, hash_64's multiplier.
+const goldenRatio64 = 0x61C8864680B583EB
 
 // text is the readback line of entry i.
 func (p *funcProbe) text(name string, i int) string {
@@ -74,8 +118,6 @@ func (p *funcProbe) text(name string, i int) string {
 	switch p.cmd {
 	case "enable_event", "disable_event":
 		return fmt.Sprintf("%s:%s:%s:%s%s\n", name, p.cmd, e.system, e.event, p.countText(i))
-	case "dump", "cpudump":
-		return fmt.Sprintf("%s:%s\n", name, p.cmd)
 	}
 	return fmt.Sprintf("%s:%s%s\n", name, p.cmd, p.countText(i))
 }
@@ -94,53 +136,58 @@ func (p *funcProbe) countText(i int) string {
 			}
 		}
 	}
-	return ":count=" + strconv.FormatUint(n, 10)
+	return ":count=" + strconv.FormatInt(n, 10)
 }
 
-// funcCommand applies "FUNCS:COMMAND[:ARGS]" to set_ftrace_filter.
+// funcCommand applies "FUNCS:COMMAND[:PARAM]" (whole is COMMAND and
+// what follows) to set_ftrace_filter, as the kernel's command callbacks
+// parse it. A command with a parameter is the counted kind even when the
+// count is empty (it then reads back as -1); dump always counts one,
+// cpudump never counts.
 func (f *FS) funcCommand(glob, cmd, args, whole string) error {
-	var system, event, number string
-	hasParam := false
+	_, param, hasParam := strings.Cut(whole, ":")
+	var system, event string
+	counted := hasParam
+	count := int64(-1)
+	number := ""
 	switch cmd {
 	case "traceon", "traceoff", "stacktrace", "snapshot":
-		if args != "" || strings.Contains(whole, cmd+":") {
-			hasParam = true
-			number, _, _ = strings.Cut(args, ":")
-		}
-	case "dump", "cpudump":
+		number, _, _ = strings.Cut(param, ":")
+	case "dump":
+		counted, number = true, "1"
+	case "cpudump":
+		counted = false
 	case "enable_event", "disable_event":
-		if args == "" && !strings.Contains(whole, cmd+":") {
+		if !hasParam {
 			return syscall.EINVAL
 		}
 		var ok bool
-		system, args, ok = strings.Cut(args, ":")
+		system, param, ok = strings.Cut(param, ":")
 		if !ok {
 			return syscall.EINVAL
 		}
-		event, args, hasParam = strings.Cut(args, ":")
+		event, param, counted = strings.Cut(param, ":")
 		if !f.hasStaticEvent(system, event) {
 			return syscall.EINVAL
 		}
-		if hasParam {
-			number, _, _ = strings.Cut(args, ":")
-			if number == "" {
+		if counted {
+			number, _, _ = strings.Cut(param, ":")
+			if number == "" && !strings.HasPrefix(glob, "!") {
 				return syscall.EINVAL
 			}
 		}
 	default:
 		return syscall.EINVAL
 	}
-	counted := hasParam && (number != "" || cmd == "enable_event" || cmd == "disable_event")
-	var count uint64
-	if counted {
-		v, err := parseUlong([]byte(number))
-		if err != nil {
-			return err
-		}
-		count = v
-	}
 	if strings.HasPrefix(glob, "!") {
-		return f.removeFuncProbe(glob[1:], cmd, hasParam)
+		return f.removeFuncProbe(glob[1:], cmd, counted)
+	}
+	if counted && number != "" {
+		v, err := strconv.ParseUint(number, 0, 64)
+		if err != nil {
+			return syscall.EINVAL
+		}
+		count = int64(v)
 	}
 	return f.addFuncProbe(glob, cmd, counted, count, system, event)
 }
@@ -154,7 +201,7 @@ func (f *FS) hasStaticEvent(system, event string) bool {
 
 // addFuncProbe registers a command on the functions glob matches: on
 // those it is not on yet; none matching, or none new, is EINVAL.
-func (f *FS) addFuncProbe(glob, cmd string, counted bool, count uint64, system, event string) error {
+func (f *FS) addFuncProbe(glob, cmd string, counted bool, count int64, system, event string) error {
 	set := map[int]bool{}
 	if !f.matchFuncs(set, glob, "", false) || len(set) == 0 {
 		return syscall.EINVAL
@@ -200,11 +247,13 @@ func (f *FS) addFuncProbe(glob, cmd string, counted bool, count uint64, system, 
 		_ = f.pushFuncProbes()
 		return err
 	}
+	f.syncSoft()
 	return nil
 }
 
 // removeFuncProbe removes a command of the kind given (counted or not)
-// from the functions glob matches.
+// from the functions glob matches: ENODEV when no such command is
+// registered, EINVAL when it is on none of them.
 func (f *FS) removeFuncProbe(glob, cmd string, counted bool) error {
 	set := map[int]bool{}
 	f.matchFuncs(set, glob, "", false)
@@ -219,7 +268,7 @@ func (f *FS) removeFuncProbe(glob, cmd string, counted bool) error {
 	}
 	if p == nil {
 		f.mu.Unlock()
-		return syscall.ENOENT
+		return syscall.ENODEV
 	}
 	var kept []funcEntry
 	for _, e := range p.entries {
@@ -234,9 +283,11 @@ func (f *FS) removeFuncProbe(glob, cmd string, counted bool) error {
 	}
 	f.mu.Unlock()
 	if !removed {
-		return syscall.ENOENT
+		return syscall.EINVAL
 	}
-	return f.pushFuncProbes()
+	err := f.pushFuncProbes()
+	f.syncSoft()
+	return err
 }
 
 // pushFuncProbes gives the backend the commands as they are now.

@@ -241,7 +241,7 @@ func (f *FS) availableFunctionsText(addrs bool) string {
 	var b strings.Builder
 	for _, r := range f.funcRecords() {
 		if addrs {
-			fmt.Fprintf(&b, "%016x ", r.Addr)
+			fmt.Fprintf(&b, "%016x ", r.Loc)
 		}
 		b.WriteString(r.Name)
 		if r.Module != "" {
@@ -265,7 +265,9 @@ func (f *FS) funcFilterText(notrace bool) string {
 		set, mods = f.funcs.notrace, f.funcs.notraceMods
 	}
 	var b strings.Builder
-	if len(set) == 0 {
+	if len(set) == 0 && (notrace || len(mods) == 0) {
+		// A filter holding only cached module selections traces
+		// nothing: it does not say all functions are enabled.
 		if notrace {
 			b.WriteString("#### no functions disabled ####\n")
 		} else {
@@ -279,16 +281,13 @@ func (f *FS) funcFilterText(notrace bool) string {
 		}
 	}
 	for _, m := range mods {
-		fn := m.fn
-		if fn == "" {
-			fn = "*"
-		}
-		fmt.Fprintf(&b, "%s:mod:%s\n", fn, m.mod)
+		fmt.Fprintf(&b, "%s:mod:%s\n", m.fn, m.mod)
 	}
-	if !notrace {
+	// With cached module selections the kernel's listing ends there.
+	if !notrace && len(mods) == 0 {
 		for _, p := range f.funcs.probes {
-			for i, e := range p.entries {
-				b.WriteString(p.text(recs[e.rec].Name, i))
+			for _, i := range p.hashOrder(recs) {
+				b.WriteString(p.text(recs[p.entries[i].rec].Name, i))
 			}
 		}
 	}
@@ -347,13 +346,16 @@ func (f *FS) clearFuncPids(notrace bool) {
 // funcRegex is an open set_ftrace_filter or set_ftrace_notrace for
 // writing: the kernel edits a copy of the selection (an empty one when
 // opened with O_TRUNC) and puts it in place when the file is closed.
-// Words are separated by blanks; a word a write leaves unfinished is
-// completed by the next write or taken as it is at the close.
+// Each write(2) is parsed as the kernel's trace_get_user parses it: it
+// takes blanks and at most one word, which a later write may continue.
 type funcRegex struct {
 	notrace bool
 	set     map[int]bool
 	mods    []funcMod
-	pending []byte
+	// word is the word being read; cont is set while a write ended in
+	// its middle.
+	word []byte
+	cont bool
 }
 
 // openFuncRegex starts an edit of a selection.
@@ -375,53 +377,69 @@ func (f *FS) openFuncRegex(notrace, trunc bool) *funcRegex {
 	return rx
 }
 
-// write takes one write(2): each finished word is applied in turn; the
-// first that fails fails the write (the words before it stay).
+// funcWordMax is the longest word the kernel's parser takes: its buffer
+// (FTRACE_BUFF_MAX, KSYM_SYMBOL_LEN and room for wildcards) less the
+// terminating NUL.
+const funcWordMax = 669
+
+// isSpace is the kernel's isspace.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// writeFuncRegex is one write(2): leading blanks are skipped (unless a
+// word is being continued), then one word is read up to a blank or NUL,
+// which is taken too; the bytes taken are the count returned. A finished
+// word is applied at once, and one that fails fails the write.
 func (f *FS) writeFuncRegex(rx *funcRegex, p []byte) (int, error) {
-	data := append(rx.pending, p...)
-	rx.pending = nil
-	for len(data) > 0 {
-		i := 0
-		for i < len(data) && isBlank(data[i]) {
-			i++
+	if len(p) == 0 {
+		return 0, nil
+	}
+	read := 0
+	next := func() byte { c := p[read]; read++; return c }
+	ch := next()
+	if !rx.cont {
+		for read < len(p) && isSpace(ch) {
+			ch = next()
 		}
-		data = data[i:]
-		j := 0
-		for j < len(data) && !isBlank(data[j]) {
-			j++
+		rx.word = rx.word[:0]
+		if isSpace(ch) || ch == 0 {
+			return read, nil
 		}
-		if j == len(data) {
-			// Unfinished: the next write or the close completes it.
-			rx.pending = append([]byte(nil), data...)
-			if len(rx.pending) > funcWordMax {
-				rx.pending = nil
-				return 0, syscall.EINVAL
-			}
-			break
+	}
+	for read < len(p) && !isSpace(ch) && ch != 0 {
+		if len(rx.word) >= funcWordMax {
+			return 0, syscall.EINVAL
 		}
-		word := string(data[:j])
-		data = data[j:]
+		rx.word = append(rx.word, ch)
+		ch = next()
+	}
+	switch {
+	case isSpace(ch) || ch == 0:
+		rx.cont = false
+	case len(rx.word) < funcWordMax:
+		rx.cont = true
+		rx.word = append(rx.word, ch)
+	default:
+		return 0, syscall.EINVAL
+	}
+	if len(rx.word) > 0 && !rx.cont {
+		word := string(rx.word)
+		rx.word = rx.word[:0]
 		if err := f.funcWord(rx, word); err != nil {
 			return 0, err
 		}
 	}
-	return len(p), nil
+	return read, nil
 }
 
-// funcWordMax is the longest word the kernel's parser takes (its buffer,
-// FTRACE_BUFF_MAX, less the terminating NUL).
-const funcWordMax = 1024
-
-func isBlank(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == 0
-}
-
-// closeFuncRegex finishes an edit: a pending word is applied, and the
-// selection takes the edited set.
+// closeFuncRegex finishes an edit: a word left unfinished is applied
+// (its error goes nowhere, as the kernel's release has no one to tell),
+// and the selection takes the edited set.
 func (f *FS) closeFuncRegex(rx *funcRegex) {
-	if len(rx.pending) > 0 {
-		_ = f.funcWord(rx, string(rx.pending))
-		rx.pending = nil
+	if len(rx.word) > 0 {
+		_ = f.funcWord(rx, string(rx.word))
+		rx.word = nil
 	}
 	f.mu.Lock()
 	if rx.notrace {
@@ -456,35 +474,30 @@ func (f *FS) funcWord(rx *funcRegex, word string) error {
 }
 
 // funcModWord applies "FUNC:mod:MODULE": the functions of the module
-// matching FUNC (all for an empty FUNC or "*"); a module with none is
-// cached for when it is loaded, "!" removing a cached entry.
+// matching FUNC (all for an empty FUNC); a module with none (not loaded)
+// is cached as written, newest first, for when it is loaded. "!FUNC"
+// removes a cached entry, every entry of the module for an empty FUNC or
+// "*"; removing none is EINVAL.
 func (f *FS) funcModWord(rx *funcRegex, fn, mod string) error {
 	if f.matchFuncs(rx.set, fn, mod, true) {
 		return nil
 	}
-	clear := strings.HasPrefix(fn, "!")
-	name := strings.TrimPrefix(fn, "!")
-	if name == "*" {
-		name = ""
-	}
-	if mod == "" {
-		return syscall.EINVAL
-	}
-	if clear {
-		for i, m := range rx.mods {
-			if m.mod == mod && m.fn == name {
-				rx.mods = slices.Delete(rx.mods, i, i+1)
-				return nil
-			}
+	if name, ok := strings.CutPrefix(fn, "!"); ok {
+		n := len(rx.mods)
+		rx.mods = slices.DeleteFunc(rx.mods, func(m funcMod) bool {
+			return m.mod == mod && (name == "" || name == "*" || m.fn == name)
+		})
+		if len(rx.mods) == n {
+			return syscall.EINVAL
 		}
-		return syscall.EINVAL
+		return nil
 	}
 	for _, m := range rx.mods {
-		if m.mod == mod && m.fn == name {
+		if m.mod == mod && m.fn == fn {
 			return nil
 		}
 	}
-	rx.mods = append(rx.mods, funcMod{fn: name, mod: mod})
+	rx.mods = append([]funcMod{{fn: fn, mod: mod}}, rx.mods...)
 	return nil
 }
 
@@ -575,11 +588,9 @@ func (f *FS) matchFuncs(set map[int]bool, pattern, mod string, withMod bool) boo
 	recs := f.funcRecords()
 	g := parseFuncGlob(pattern)
 	if g.kind == matchIndex {
+		// kstrtoul: the whole word is the number.
 		n, err := strconv.ParseUint(g.search, 0, 64)
-		if err != nil {
-			n, _ = strconv.ParseUint(leadingDigits(g.search), 10, 64)
-		}
-		if n == 0 || n > uint64(len(recs)) {
+		if err != nil || n == 0 || n > uint64(len(recs)) {
 			return false
 		}
 		enter(set, int(n-1), g.not)
@@ -618,14 +629,6 @@ func (f *FS) matchFuncs(set map[int]bool, pattern, mod string, withMod bool) boo
 		}
 	}
 	return found
-}
-
-func leadingDigits(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
 }
 
 func enter(set map[int]bool, i int, clear bool) {

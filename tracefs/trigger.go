@@ -201,6 +201,14 @@ func (f *FS) softMode(e EventInfo) bool {
 			return true
 		}
 	}
+	// A function command's enable_event or disable_event.
+	for _, p := range f.funcs.probes {
+		for _, en := range p.entries {
+			if en.event == e.Name && en.system == e.Group && en.event != "" {
+				return true
+			}
+		}
+	}
 	return false
 }
 

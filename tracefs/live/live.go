@@ -94,6 +94,11 @@ type Backend struct {
 	// funcs is the function tracer (functions.go); nil when it does
 	// not run. Guarded by mu.
 	funcs *funcTracer
+	// fprobes are the function commands attached (funcprobes.go), and
+	// ftargets the events their enable_event and disable_event switch.
+	// Guarded by mu.
+	fprobes  []*funcProbeRun
+	ftargets map[evID]bool
 }
 
 // evID names one event for as long as it exists: its serial, which no
@@ -516,6 +521,7 @@ func (b *Backend) AddPeer(p *Backend) (release func()) {
 // reader pass on what the ring buffer holds and closes the session.
 func (b *Backend) Close() {
 	b.SetFunctionTrace(nil)
+	b.SetFunctionProbes(nil)
 	b.closeStatic()
 	for _, e := range b.RegistryBackend.Events() {
 		if e.Enabled {

@@ -241,6 +241,9 @@ func (b *Backend) setCommands(key evID, cmds []*trigger.Trigger) (undo func(), e
 // targeted reports whether an enable_event or disable_event trigger of
 // some event switches key.
 func (b *Backend) targeted(key evID) bool {
+	if b.ftargets[key] {
+		return true
+	}
 	for _, list := range b.trig.of {
 		for _, et := range list {
 			if targets(et.spec.Kind) && et.target == key {
@@ -252,31 +255,37 @@ func (b *Backend) targeted(key evID) bool {
 }
 
 // syncTargets gives every target of an enable_event or disable_event
-// trigger a trace switch and attaches it in soft mode; an event that is
+// trigger or function command a trace switch and attaches it in soft mode; an event that is
 // no target any more (and has no histogram) loses its switch and is
 // attached again as its enable says. Called with mu held.
 func (b *Backend) syncTargets() error {
 	var errs []error
+	var keys []evID
 	for _, list := range b.trig.of {
 		for _, et := range list {
-			if !targets(et.spec.Kind) {
-				continue
+			if targets(et.spec.Kind) {
+				keys = append(keys, et.target)
 			}
-			key := et.target
-			if b.hists.switches[key] != nil {
-				continue
-			}
-			if key.serial != staticSerial {
-				// A static event's program makes its own switch.
-				m, err := newTraceSwitch()
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				b.hists.switches[key] = m
-			}
-			errs = append(errs, b.recompile(key))
 		}
+	}
+	for key := range b.ftargets {
+		// A function command's enable_event or disable_event.
+		keys = append(keys, key)
+	}
+	for _, key := range keys {
+		if b.hists.switches[key] != nil {
+			continue
+		}
+		if key.serial != staticSerial {
+			// A static event's program makes its own switch.
+			m, err := newTraceSwitch()
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			b.hists.switches[key] = m
+		}
+		errs = append(errs, b.recompile(key))
 	}
 	for key, sw := range b.hists.switches {
 		if len(b.hists.events[key]) > 0 || len(b.trig.of[key]) > 0 || b.targeted(key) {
