@@ -81,9 +81,9 @@ type Model struct {
 	ftraceRecs    []FtraceRecord
 	// ftraceDir is the running kernel's tracefs (host models), whose
 	// available_filter_functions FtraceRecords reads as it is.
-	ftraceDir string
-	ftraceBare    []string // bare names in the ftrace set, sorted
-	ftraceMod     []string // "mod:func" entries, sorted
+	ftraceDir  string
+	ftraceBare []string // bare names in the ftrace set, sorted
+	ftraceMod  []string // "mod:func" entries, sorted
 
 	// The text table stands in for the kernel image in snapshots that
 	// ship without one (the embedded snapshot).

@@ -64,6 +64,9 @@ show options/function-trace
 run "echo func_stack_trace > trace_options"
 run "echo nofunc_stack_trace > trace_options"
 run "echo 2 > options/func_stack_trace"
+run "echo 1 > options/func_stack_trace"
+show options/func_stack_trace
+run "echo 0 > options/func_stack_trace"
 
 sec "empty filter files"
 show set_ftrace_filter
@@ -216,6 +219,9 @@ run "echo '*:mod:xfs' > set_ftrace_notrace"
 show set_ftrace_notrace
 run "echo '*:mod:' > set_ftrace_filter"
 show set_ftrace_filter
+run "echo 'ksys_msgget:traceoff vfs_read *:mod:xfs kernel_clone' > set_ftrace_filter"
+show set_ftrace_filter
+run "echo '!ksys_msgget:traceoff' >> set_ftrace_filter"
 echo > set_ftrace_notrace; echo > set_ftrace_filter
 
 sec "function commands (on ksys_msgget/ksys_sem*/ksys_shm*, never called here)"
@@ -236,7 +242,12 @@ run "echo '$F:enable_event:sched:sched_switch' >> set_ftrace_filter"
 run "echo '$F:enable_event:sched:sched_wakeup:2' >> set_ftrace_filter"
 run "echo '$F:disable_event:sched:sched_process_fork' >> set_ftrace_filter"
 run "echo '$F:enable_event:sched:sched_switch' >> set_ftrace_filter"
+run "echo '$F:enable_event:sched:sched_waking' >> set_ftrace_filter"
+run "echo '$F:disable_event:sched:sched_switch' >> set_ftrace_filter"
+run "echo '!$F:enable_event:sched:nonexistent' >> set_ftrace_filter"
+run "echo '$F:stacktrace:count=2' >> set_ftrace_filter"
 show set_ftrace_filter
+run "echo '!$F:disable_event:sched:sched_switch' >> set_ftrace_filter"
 show events/sched/sched_switch/enable
 show events/sched/sched_process_fork/enable
 show events/sched/sched_switch/trigger
@@ -343,6 +354,16 @@ show set_ftrace_filter
 echo '!kernel_clone:snapshot:0' >> set_ftrace_filter
 echo 0 > snapshot
 echo > set_ftrace_filter; echo 1 > tracing_on; echo > trace
+
+sec "readback with functions + cached mods + probes (seq_file position quirk)"
+rd3() { echo "cat: $(cat set_ftrace_filter | tr '\n' '|')"; echo "dd bs=1: $(busybox dd if=set_ftrace_filter bs=1 2>/dev/null | tr '\n' '|')"; }
+run "echo 'kernel_clone vfs_read *:mod:xfs ksys_sem*:traceoff' > set_ftrace_filter"
+rd3
+run "echo 'kernel_clone *:mod:xfs *:mod:ext4 ksys_shmget:traceon ksys_shmdt:traceon' > set_ftrace_filter"
+rd3
+run "echo '*:mod:xfs' > set_ftrace_filter"
+rd3
+echo '!*:traceoff' >> set_ftrace_filter; echo '!*:traceon' >> set_ftrace_filter; echo > set_ftrace_filter
 
 sec "set_ftrace_pid / set_ftrace_notrace_pid"
 run "echo 1 > set_ftrace_pid"
@@ -461,6 +482,10 @@ echo 0 > options/function-trace; echo 1 > tracing_on; (true); echo 0 > tracing_o
 echo "function-trace=0: lines=$(grep -vc '^#' trace)"
 one; echo "function-trace=1: lines=$(grep -vc '^#' trace)"
 echo > trace; echo "after echo > trace: lines=$(grep -vc '^#' trace)"
+one; echo 0 > tracing_on; echo 1 > tracing_on; echo 0 > tracing_on
+echo "function tracer, tracing_on 0->1 after a traced fork: lines=$(grep -vc '^#' trace)"
+echo 1 > tracing_on; (true); echo 1 > tracing_on; echo 0 > tracing_on
+echo "function tracer, fork then tracing_on 1->1: lines=$(grep -vc '^#' trace)"
 echo 'kernel_clone:traceoff' >> set_ftrace_filter
 echo > trace; echo 1 > tracing_on; (true); echo "traceoff probe hit: tracing_on=$(cat tracing_on) lines=$(grep -vc '^#' trace)"
 show set_ftrace_filter
@@ -501,10 +526,16 @@ echo > set_ftrace_notrace_pid
 echo $$ > set_ftrace_pid
 echo 1 > options/function-fork
 (true)
-n=0; while read -r p; do n=$((n+1)); done < set_ftrace_pid
-echo "function-fork=1 after one fork: set_ftrace_pid lists $n pids"
+n=0; self=no; while read -r p; do n=$((n+1)); [ "$p" = "$$" ] && self=yes; done < set_ftrace_pid
+echo "function-fork=1 right after one fork: set_ftrace_pid lists self: $self, more than one pid: $([ $n -gt 1 ] && echo yes || echo no)"
 echo 0 > options/function-fork
 echo > set_ftrace_pid
+
+sec "tracing_on 0->1 with nop keeps the buffer"
+echo nop > current_tracer; echo 1 > tracing_on; echo > trace; echo mark > trace_marker; echo 0 > tracing_on; echo 1 > tracing_on
+echo "nop, marker then tracing_on 0->1: lines=$(grep -vc '^#' trace)"
+run "echo mark2 > trace_marker; echo 0 > tracing_on; echo mark3 > trace_marker"
+echo 1 > tracing_on; echo > trace
 
 sec "instance filter files"
 echo nop > current_tracer
