@@ -564,6 +564,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if h.Edits() {
 		n.t.noteEdit(n.path, fh, ctx)
 	}
+	if c, ok := fuse.FromContext(ctx); ok {
+		fh.opener = c.Pid
+	}
 	return fh, flags, 0
 }
 
@@ -665,6 +668,7 @@ type handle struct {
 	control bool   // kprobe_events or dynamic_events
 	pipe    bool   // trace_pipe
 	pending []byte // unfinished last line of a split write(2)
+	opener  uint32 // the process that opened it
 }
 
 var (
@@ -765,6 +769,14 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	defer h.t.fsmu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// close(2) waits for FLUSH, not for RELEASE: an edit of
+	// set_ftrace_filter is put in place when the process that opened
+	// it closes it, so that what it does next sees the change, as on
+	// the kernel. (Every close of a copy of the descriptor flushes
+	// too: a child's exit must not put the edit in place early.)
+	if c, ok := fuse.FromContext(ctx); ok && c.Pid == h.opener {
+		h.f.Commit()
+	}
 	if len(h.pending) == 0 {
 		return 0
 	}

@@ -303,7 +303,19 @@ func (h *File) TruncateEdit() bool {
 		return false
 	}
 	h.rx.set, h.rx.mods = map[int]bool{}, nil
+	h.rx.dirty = true
 	return true
+}
+
+// Commit puts an edit of set_ftrace_filter or set_ftrace_notrace in place
+// now, as its close will (a FUSE close(2) returns at FLUSH, before the
+// handle is released); the handle stays open for more writes.
+func (h *File) Commit() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.rx != nil && !h.closed {
+		h.fs.commitFuncRegex(h.rx)
+	}
 }
 
 // Edits reports whether the handle edits a function selection (an open
@@ -444,6 +456,11 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		// Hits from before the write are recorded or not by the old
 		// setting.
 		f.sync()
+		if v != 0 && !f.tracingOnNow() && f.tracerName() == tracerFunction {
+			// Turning tracing on starts the function tracer again
+			// (its start resets the buffer).
+			f.clearTrace()
+		}
 		if tb, ok := f.b.(TracingBackend); ok {
 			if err := tb.SetTracingOn(v != 0); err != nil {
 				return 0, err

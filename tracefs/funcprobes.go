@@ -234,6 +234,11 @@ func (f *FS) addFuncProbe(glob, cmd string, counted bool, count int64, system, e
 		f.mu.Unlock()
 		return syscall.EINVAL
 	}
+	if cmd == "snapshot" {
+		// As for the snapshot trigger, registering the command
+		// allocates the spare buffer.
+		f.allocSnapshot()
+	}
 	old := f.funcs.probes
 	if fresh {
 		f.funcs.probes = append([]*funcProbe{p}, f.funcs.probes...)
@@ -256,7 +261,10 @@ func (f *FS) addFuncProbe(glob, cmd string, counted bool, count int64, system, e
 // registered, EINVAL when it is on none of them.
 func (f *FS) removeFuncProbe(glob, cmd string, counted bool) error {
 	set := map[int]bool{}
-	f.matchFuncs(set, glob, "", false)
+	all := glob == "" || glob == "*" // every function the command is on
+	if !all {
+		f.matchFuncs(set, glob, "", false)
+	}
 	f.mu.Lock()
 	var p *funcProbe
 	idx := -1
@@ -272,7 +280,7 @@ func (f *FS) removeFuncProbe(glob, cmd string, counted bool) error {
 	}
 	var kept []funcEntry
 	for _, e := range p.entries {
-		if !set[e.rec] {
+		if !all && !set[e.rec] {
 			kept = append(kept, e)
 		}
 	}

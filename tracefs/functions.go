@@ -29,6 +29,9 @@ type FunctionTrace struct {
 	// Pids are set_ftrace_pid's tasks (nil: every task) and NoPids
 	// set_ftrace_notrace_pid's, which are never traced.
 	Pids, NoPids []int
+	// Stack: each entry is followed by the task's stack (the
+	// func_stack_trace option).
+	Stack bool
 }
 
 // FunctionTracer is a backend that runs the function tracer: each entry
@@ -38,6 +41,10 @@ type FunctionTracer interface {
 	// traced before; nil stops. A failure leaves nothing traced.
 	SetFunctionTrace(t *FunctionTrace) error
 }
+
+// maxTracerSize is how much of a write to current_tracer the kernel
+// reads (MAX_TRACER_SIZE).
+const maxTracerSize = 100
 
 // Tracer names.
 const (
@@ -111,6 +118,12 @@ func (f *FS) tracerLocked() string {
 // kernel's tracer_init resets the buffer; the same tracer again changes
 // nothing.
 func (f *FS) writeCurrentTracer(p []byte) (int, error) {
+	// tracing_set_tracer grows the buffer to its default size before
+	// it looks the name up.
+	f.expand()
+	if len(p) > maxTracerSize {
+		p = p[:maxTracerSize]
+	}
 	name := strings.TrimSpace(string(p))
 	if !slices.Contains(f.availableTracers(), name) {
 		return 0, syscall.EINVAL
@@ -125,7 +138,6 @@ func (f *FS) writeCurrentTracer(p []byte) (int, error) {
 	if busy {
 		return 0, syscall.EBUSY
 	}
-	f.expand()
 	f.mu.Lock()
 	f.tracer = tracerNop
 	f.mu.Unlock()
@@ -163,6 +175,9 @@ func (f *FS) functionTraceLocked() *FunctionTrace {
 		t.Pids = sortedPids(f.funcs.pids)
 	}
 	t.NoPids = sortedPids(f.funcs.noPids)
+	if i, ok := f.option("func_stack_trace"); ok {
+		t.Stack = f.optOn[i]
+	}
 	return t
 }
 
@@ -283,12 +298,21 @@ func (f *FS) funcFilterText(notrace bool) string {
 	for _, m := range mods {
 		fmt.Fprintf(&b, "%s:mod:%s\n", m.fn, m.mod)
 	}
-	// With cached module selections the kernel's listing ends there.
-	if !notrace && len(mods) == 0 {
+	if !notrace {
+		var probes []string
 		for _, p := range f.funcs.probes {
 			for _, i := range p.hashOrder(recs) {
-				b.WriteString(p.text(recs[p.entries[i].rec].Name, i))
+				probes = append(probes, p.text(recs[p.entries[i].rec].Name, i))
 			}
+		}
+		if len(mods) > 0 {
+			// The kernel's iterator counts the functions it listed
+			// against the commands when cached module selections
+			// come between: the first F command lines are lost.
+			probes = probes[min(len(set), len(probes)):]
+		}
+		for _, l := range probes {
+			b.WriteString(l)
 		}
 	}
 	return b.String()
@@ -305,13 +329,15 @@ func (f *FS) funcPidText(notrace bool) string {
 	if len(set) == 0 {
 		return "no pid\n"
 	}
-	return pidListText(set)
+	// The kernel's iterator takes PID_MAX_LIMIT for its end marker: a
+	// listed 4194304 reads as "no pid".
+	return strings.ReplaceAll("\n"+pidListText(set), "\n"+strconv.Itoa(pidMaxLimit)+"\n", "\nno pid\n")[1:]
 }
 
 // writeFuncPids adds the pids of a write to set_ftrace_pid or
 // set_ftrace_notrace_pid (as set_event_pid's writes).
 func (f *FS) writeFuncPids(notrace bool, p []byte) (int, error) {
-	add, err := parsePids(p)
+	add, err := parseFuncPids(p)
 	if err != nil {
 		return 0, err
 	}
@@ -329,6 +355,29 @@ func (f *FS) writeFuncPids(notrace bool, p []byte) (int, error) {
 	f.mu.Unlock()
 	f.updateFunctions()
 	return len(p), nil
+}
+
+// parseFuncPids reads a write to set_ftrace_pid or set_ftrace_notrace_pid:
+// blank-separated numbers (kstrtoul base 0, at most 127 characters), each
+// cut to 32 bits; a pid from 2^30 on is EPERM, a bad word EINVAL, and
+// either fails the whole write.
+func parseFuncPids(p []byte) ([]int, error) {
+	var out []int
+	for _, w := range strings.Fields(string(p)) {
+		if len(w) > 127 {
+			return nil, syscall.EINVAL
+		}
+		v, err := strconv.ParseUint(w, 0, 64)
+		if err != nil {
+			return nil, syscall.EINVAL
+		}
+		v &= 0xffffffff
+		if v >= 1<<30 {
+			return nil, syscall.EPERM
+		}
+		out = append(out, int(v))
+	}
+	return out, nil
 }
 
 // clearFuncPids empties a pid list (a truncating open).
@@ -356,11 +405,14 @@ type funcRegex struct {
 	// its middle.
 	word []byte
 	cont bool
+	// dirty is set while the edit holds what is not in place yet (an
+	// open edits from the start; a commit puts it in place).
+	dirty bool
 }
 
 // openFuncRegex starts an edit of a selection.
 func (f *FS) openFuncRegex(notrace, trunc bool) *funcRegex {
-	rx := &funcRegex{notrace: notrace, set: map[int]bool{}}
+	rx := &funcRegex{notrace: notrace, set: map[int]bool{}, dirty: true}
 	if trunc {
 		return rx
 	}
@@ -395,6 +447,7 @@ func (f *FS) writeFuncRegex(rx *funcRegex, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	rx.dirty = true
 	read := 0
 	next := func() byte { c := p[read]; read++; return c }
 	ch := next()
@@ -437,15 +490,32 @@ func (f *FS) writeFuncRegex(rx *funcRegex, p []byte) (int, error) {
 // (its error goes nowhere, as the kernel's release has no one to tell),
 // and the selection takes the edited set.
 func (f *FS) closeFuncRegex(rx *funcRegex) {
+	f.commitFuncRegex(rx)
+}
+
+// commitFuncRegex puts the edit in place (a word left unfinished is
+// applied first); the edit can go on from there.
+func (f *FS) commitFuncRegex(rx *funcRegex) {
+	if !rx.dirty {
+		// Put in place already: a later commit of another open
+		// must not be undone by this one's release.
+		return
+	}
+	rx.dirty = false
 	if len(rx.word) > 0 {
 		_ = f.funcWord(rx, string(rx.word))
-		rx.word = nil
+		rx.word, rx.cont = rx.word[:0], false
 	}
+	set := make(map[int]bool, len(rx.set))
+	for i := range rx.set {
+		set[i] = true
+	}
+	mods := slices.Clone(rx.mods)
 	f.mu.Lock()
 	if rx.notrace {
-		f.funcs.notrace, f.funcs.notraceMods = rx.set, rx.mods
+		f.funcs.notrace, f.funcs.notraceMods = set, mods
 	} else {
-		f.funcs.filter, f.funcs.mods = rx.set, rx.mods
+		f.funcs.filter, f.funcs.mods = set, mods
 	}
 	f.mu.Unlock()
 	f.updateFunctions()
@@ -475,7 +545,8 @@ func (f *FS) funcWord(rx *funcRegex, word string) error {
 
 // funcModWord applies "FUNC:mod:MODULE": the functions of the module
 // matching FUNC (all for an empty FUNC); a module with none (not loaded)
-// is cached as written, newest first, for when it is loaded. "!FUNC"
+// is cached as written (twice if written twice), newest first, for when
+// it is loaded. "!FUNC"
 // removes a cached entry, every entry of the module for an empty FUNC or
 // "*"; removing none is EINVAL.
 func (f *FS) funcModWord(rx *funcRegex, fn, mod string) error {
@@ -491,11 +562,6 @@ func (f *FS) funcModWord(rx *funcRegex, fn, mod string) error {
 			return syscall.EINVAL
 		}
 		return nil
-	}
-	for _, m := range rx.mods {
-		if m.mod == mod && m.fn == fn {
-			return nil
-		}
 	}
 	rx.mods = append([]funcMod{{fn: fn, mod: mod}}, rx.mods...)
 	return nil
@@ -588,8 +654,13 @@ func (f *FS) matchFuncs(set map[int]bool, pattern, mod string, withMod bool) boo
 	recs := f.funcRecords()
 	g := parseFuncGlob(pattern)
 	if g.kind == matchIndex {
-		// kstrtoul: the whole word is the number.
+		// 6.12 reads the index with kstrtoul (the whole word is the
+		// number), 6.1 with simple_strtoul (what number it starts
+		// with).
 		n, err := strconv.ParseUint(g.search, 0, 64)
+		if f.texts.name != "6.12" {
+			n, err = simpleStrtoul(g.search), nil
+		}
 		if err != nil || n == 0 || n > uint64(len(recs)) {
 			return false
 		}
@@ -629,6 +700,39 @@ func (f *FS) matchFuncs(set map[int]bool, pattern, mod string, withMod bool) boo
 		}
 	}
 	return found
+}
+
+// simpleStrtoul is the kernel's simple_strtoul with base 0: the number a
+// string starts with (0x for hex, 0 for octal), 0 for none.
+func simpleStrtoul(s string) uint64 {
+	base := uint64(10)
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") && isHex(s[2]):
+		base, s = 16, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(16)
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = uint64(c-'A') + 10
+		}
+		if d >= base {
+			break
+		}
+		n = n*base + d
+	}
+	return n
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 func enter(set map[int]bool, i int, clear bool) {

@@ -29,6 +29,9 @@ type traceOption struct {
 	// topOnly: the top level has the option, instances do not (the
 	// kernel's TOP_LEVEL_TRACE_FLAGS, and the blk tracer's options).
 	topOnly bool
+	// tracing: the option changes what the function tracer records
+	// (the backend is told).
+	tracing bool
 }
 
 // traceOptions are the options of the pinned kernels in trace_options's
@@ -70,8 +73,8 @@ var traceOptions = []traceOption{
 	{name: "blk_cgname", tracer: "blk", honoured: true, topOnly: true},
 	{name: "blk_cgroup", tracer: "blk", honoured: true, topOnly: true},
 	{name: "blk_classic", tracer: "blk", honoured: true, topOnly: true},
-	{name: "func-no-repeats", tracer: "function", honoured: true},
-	{name: "func_stack_trace", tracer: "function", honoured: true},
+	{name: "func_stack_trace", tracer: "function", honoured: true, tracing: true},
+	{name: "func-no-repeats", tracer: "function"},
 	{name: "funcgraph-abstime", tracer: "function_graph", honoured: true},
 	{name: "funcgraph-cpu", def: true, tracer: "function_graph", honoured: true},
 	{name: "funcgraph-duration", def: true, tracer: "function_graph", honoured: true},
@@ -165,6 +168,12 @@ func (f *FS) setOption(i int, on, viaTraceOptions bool) error {
 		return syscall.EINVAL
 	}
 	f.optOn[i] = on
+	if o.tracing {
+		// The function tracer records differently from here on.
+		f.mu.Unlock()
+		f.updateFunctions()
+		f.mu.Lock()
+	}
 	return nil
 }
 
@@ -174,8 +183,9 @@ func (f *FS) traceOptionsText() string {
 	var b strings.Builder
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	cur := f.tracerLocked()
 	for i, o := range f.opts {
-		if !o.core && o.tracer != "nop" {
+		if !o.core && o.tracer != cur {
 			continue
 		}
 		if !f.optOn[i] {
@@ -188,7 +198,7 @@ func (f *FS) traceOptionsText() string {
 
 // writeTraceOptions is a write to trace_options: the first word, stripped,
 // names an option ("noNAME" clears it); a core option or one of the
-// current tracer's (nop), else EINVAL.
+// current tracer's, else EINVAL.
 func (f *FS) writeTraceOptions(p []byte) (int, error) {
 	if len(p) >= 64 {
 		// The kernel copies the write into a 64-byte buffer.
@@ -201,7 +211,7 @@ func (f *FS) writeTraceOptions(p []byte) (int, error) {
 		s = rest
 	}
 	i, ok := f.option(s)
-	if !ok || (!f.opts[i].core && f.opts[i].tracer != "nop") {
+	if !ok || (!f.opts[i].core && f.opts[i].tracer != f.tracerName()) {
 		return 0, syscall.EINVAL
 	}
 	if err := f.setOption(i, on, !f.opts[i].core); err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
@@ -380,35 +379,7 @@ func (b *Backend) actionProgram(a *probeAction, count *ebpf.Map, multi bool) (*e
 			asm.JEq.Imm(asm.R1, 0, "out"),
 		)
 		insns = append(insns, take...)
-		insns = append(insns,
-			asm.LoadMapPtr(asm.R1, st.ring.FD()),
-			asm.Mov.Imm(asm.R2, bpfcode.StackRecordSize),
-			asm.Mov.Imm(asm.R3, 0),
-			asm.FnRingbufReserve.Call(),
-			asm.JEq.Imm(asm.R0, 0, "out"),
-			asm.Mov.Reg(asm.R9, asm.R0),
-			asm.FnKtimeGetNs.Call(),
-			asm.StoreMem(asm.R9, 0, asm.R0, asm.DWord),
-			asm.FnGetSmpProcessorId.Call(),
-			asm.StoreMem(asm.R9, 8, asm.R0, asm.Word),
-			asm.StoreImm(asm.R9, 32, -1, asm.Word), // stackNum
-			asm.StoreMem(asm.R9, 36, asm.R8, asm.Word),
-			asm.Mov.Reg(asm.R1, asm.R9),
-			asm.Add.Imm(asm.R1, 16),
-			asm.Mov.Imm(asm.R2, 16),
-			asm.FnGetCurrentComm.Call(),
-			asm.FnGetCurrentTaskBtf.Call(),
-			asm.Mov.Reg(asm.R1, asm.R0),
-			asm.Mov.Reg(asm.R2, asm.R9),
-			asm.Add.Imm(asm.R2, bpfcode.SynthHeader),
-			asm.Mov.Imm(asm.R3, 8*bpfcode.StackFrames),
-			asm.Mov.Imm(asm.R4, 0),
-			asm.FnGetTaskStack.Call(),
-			asm.StoreMem(asm.R9, 12, asm.R0, asm.Word),
-			asm.Mov.Reg(asm.R1, asm.R9),
-			asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP: the reader polls
-			asm.FnRingbufSubmit.Call(),
-		)
+		insns = append(insns, stackRecord(st.ring, probeStackNum)...)
 	case "snapshot":
 		q, err := b.snapshotQueue()
 		if err != nil {

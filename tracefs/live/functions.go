@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
@@ -28,6 +30,14 @@ var _ tracefs.FunctionTracer = (*Backend)(nil)
 // funcNum is the number function entries carry in the static events'
 // ring (no event has it).
 const funcNum = ^uint32(0) - 1
+
+// Stacks written by the function tracer (func_stack_trace) and by
+// stacktrace function commands carry these numbers: their frames start
+// with the BPF and probe machinery, taken off when printed (funcStack).
+const (
+	funcStackNum  = ^uint32(0) - 2
+	probeStackNum = ^uint32(0) - 3
+)
 
 // funcRecord is the size of a function entry after the static header:
 // the function's address, the caller's return address and the
@@ -125,7 +135,7 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 	// kprobe-multi links are tried first; a kernel without them
 	// (CONFIG_FPROBE, 6.1) says so when the link is made.
 	if b.model.Config("CONFIG_FPROBE") != "n" {
-		prog, err := funcProgram(st, arch, pids, noPids, true)
+		prog, err := funcProgram(st, arch, pids, noPids, true, t.Stack)
 		if err == nil {
 			addrs := make([]uintptr, len(funcs))
 			cookies := make([]uint64, len(funcs))
@@ -149,7 +159,7 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 	if len(funcs) > funcKprobeMax {
 		return nil, fmt.Errorf("%d functions selected: without kprobe-multi links (fprobe) each needs a kprobe of its own, and ktrace attaches at most %d; narrow set_ftrace_filter: %w", len(funcs), funcKprobeMax, errTooMany)
 	}
-	prog, err := funcProgram(st, arch, pids, noPids, false)
+	prog, err := funcProgram(st, arch, pids, noPids, false, t.Stack)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +218,7 @@ func pidMap(pids []int) (*ebpf.Map, error) {
 // traced (not ktrace itself, in pids when there are some, not in
 // noPids), with tracing on, a record of the function, the return address at the stack pointer and whether
 // interrupts were off.
-func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, multi bool) (*ebpf.Program, error) {
+func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, multi, stack bool) (*ebpf.Program, error) {
 	spOff, ok1 := arch.Regs[arch.SPReg]
 	flagsOff, ok2 := arch.Regs["flags"]
 	ipOff, ok3 := arch.Regs["ip"]
@@ -297,6 +307,11 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 		asm.Mov.Reg(asm.R1, asm.R7),
 		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP: the reader polls
 		asm.FnRingbufSubmit.Call(),
+	)
+	if stack {
+		insns = append(insns, stackRecord(st.ring, funcStackNum)...)
+	}
+	insns = append(insns,
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),
 	)
@@ -378,4 +393,107 @@ func appendFuncContext(b []byte, cpu uint32, ts uint64, irqsOff bool) []byte {
 	}
 	b = fmt.Appendf(b, " [%03d] %s ", cpu, flags)
 	return fmt.Appendf(b, "%5d.%06d: ", ts/1e9, ts%1e9/1e3)
+}
+
+// stackRecord writes the task's kernel stack into ring as a record of
+// number num (the static events' header, the stack's size in bytes where
+// a static record has its read's result, then the frames). r8 holds the
+// task's pid_tgid; r6, r8 and r10 are kept.
+func stackRecord(ring *ebpf.Map, num uint32) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMapPtr(asm.R1, ring.FD()),
+		asm.Mov.Imm(asm.R2, bpfcode.StackRecordSize),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R9, 0, asm.R0, asm.DWord),
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(asm.R9, 8, asm.R0, asm.Word),
+		asm.StoreImm(asm.R9, 32, int64(int32(num)), asm.Word),
+		asm.StoreMem(asm.R9, 36, asm.R8, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R9),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+		asm.FnGetCurrentTaskBtf.Call(),
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.Mov.Reg(asm.R2, asm.R9),
+		asm.Add.Imm(asm.R2, bpfcode.SynthHeader),
+		asm.Mov.Imm(asm.R3, 8*bpfcode.StackFrames),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnGetTaskStack.Call(),
+		asm.StoreMem(asm.R9, 12, asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R9),
+		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP: the reader polls
+		asm.FnRingbufSubmit.Call(),
+	}
+}
+
+// probeHandlers are the kernel functions that run a BPF program at a
+// function's entry: the frames up to the last of them are the probe
+// machinery's; the next is the ftrace trampoline that called it.
+var probeHandlers = map[string]bool{
+	"fprobe_handler": true, "kprobe_ftrace_handler": true,
+	"kprobe_int3_handler": true, "kprobe_perf_func": true,
+}
+
+// appendFuncStack appends a stack the function tracer or a stacktrace
+// command wrote: "<stack trace>" and a " => FRAME" line per frame, from
+// the ftrace trampoline on. The kernel's function tracer (func_stack_trace)
+// names the trampoline [FTRACE TRAMPOLINE] on 6.12; elsewhere it prints
+// as an address.
+func (b *Backend) appendFuncStack(line, raw []byte, num uint32) []byte {
+	size := int32(binary.LittleEndian.Uint32(raw[12:]))
+	var pcs []uint64
+	if size > 0 {
+		pcs = stackPCs(raw, 0, int(size)/8, bpfcode.StackFrames)
+	}
+	var names []string
+	first := 0
+	for i, pc := range pcs {
+		name := ""
+		if b.model != nil {
+			if s, ok := b.model.LookupAddr(pc); ok {
+				name = s.Name
+			}
+		}
+		names = append(names, name)
+		if probeHandlers[name] {
+			first = i + 1
+		}
+	}
+	offset := b.optionOn("sym-offset", false)
+	line = append(line, "<stack trace>"...)
+	for i := first; i < len(pcs); i++ {
+		line = append(line, "\n => "...)
+		if i == first && names[i] == "" && num == funcStackNum && b.model != nil && strings.HasPrefix(b.model.Release(), "6.12") {
+			line = append(line, "[FTRACE TRAMPOLINE]"...)
+			continue
+		}
+		line = b.appendFrame(line, pcs[i], offset)
+	}
+	return line
+}
+
+// appendFrame is one frame of a stack entry: the symbol (+OFF/SIZE under
+// sym-offset), or the address.
+func (b *Backend) appendFrame(line []byte, pc uint64, offset bool) []byte {
+	var s kernel.Symbol
+	ok := false
+	if b.model != nil {
+		s, ok = b.model.LookupAddr(pc)
+	}
+	if !ok {
+		return fmt.Appendf(line, "0x%x", pc)
+	}
+	line = append(line, s.Name...)
+	if offset {
+		line = fmt.Appendf(line, "+0x%x/0x%x", pc-s.Addr, s.Size)
+	}
+	if s.Module != "" {
+		line = fmt.Appendf(line, " [%s]", s.Module)
+	}
+	return line
 }

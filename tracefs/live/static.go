@@ -416,6 +416,14 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 	comm := cString(raw[16:32])
 	num := binary.LittleEndian.Uint32(raw[32:])
 	pid := binary.LittleEndian.Uint32(raw[36:])
+	if num == funcStackNum || num == probeStackNum {
+		if b.Record != nil && !(b.IgnorePID != 0 && pid == b.IgnorePID) {
+			line = appendStaticContext(line[:0], cpu, ts)
+			line = b.appendFuncStack(line, raw, num)
+			b.Record(ts, int(pid), comm, line)
+		}
+		return line
+	}
 	if num == funcNum {
 		if b.Record != nil && len(raw) >= staticHeader+funcRecord && !(b.IgnorePID != 0 && pid == b.IgnorePID) {
 			line = b.funcEntryText(line[:0], cpu, ts, raw[staticHeader:])
