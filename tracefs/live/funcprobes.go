@@ -316,11 +316,8 @@ func (b *Backend) actionProgram(a *probeAction, count *ebpf.Map, multi bool) (*e
 		asm.Mov.Imm(asm.R7, 0),
 	}
 	if count != nil {
+		insns = append(insns, mapLookup(count, -8)...)
 		insns = append(insns,
-			asm.LoadMapPtr(asm.R1, count.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -8),
-			asm.FnMapLookupElem.Call(),
 			asm.JEq.Imm(asm.R0, 0, "out"),
 			asm.Mov.Reg(asm.R7, asm.R0),
 			asm.LoadMem(asm.R1, asm.R7, 0, asm.DWord),
@@ -343,15 +340,7 @@ func (b *Backend) actionProgram(a *probeAction, count *ebpf.Map, multi bool) (*e
 	}
 	switch a.kind {
 	case "switch":
-		insns = append(insns,
-			asm.StoreImm(asm.R10, -16, 0, asm.Word),
-			asm.LoadMapPtr(asm.R1, a.sw.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -16),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "out"),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-		)
+		insns = append(insns, switchWord(a.sw, "out")...)
 		if a.want == 1 {
 			insns = append(insns, asm.JNE.Imm(asm.R1, 0, "out"))
 		} else {
@@ -368,16 +357,8 @@ func (b *Backend) actionProgram(a *probeAction, count *ebpf.Map, multi bool) (*e
 		if err != nil {
 			return nil, err
 		}
-		insns = append(insns,
-			asm.StoreImm(asm.R10, -16, 0, asm.Word),
-			asm.LoadMapPtr(asm.R1, tracing.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -16),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "out"),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-			asm.JEq.Imm(asm.R1, 0, "out"),
-		)
+		insns = append(insns, switchWord(tracing, "out")...)
+		insns = append(insns, asm.JEq.Imm(asm.R1, 0, "out"))
 		insns = append(insns, take...)
 		insns = append(insns, stackRecord(st.ring, probeStackNum)...)
 	case "snapshot":

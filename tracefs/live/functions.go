@@ -238,56 +238,26 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 		asm.StoreMem(asm.R10, -8, asm.R8, asm.Word),
 	}
 	if pids != nil {
-		insns = append(insns,
-			asm.LoadMapPtr(asm.R1, pids.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -8),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "out"),
-		)
+		insns = append(insns, mapLookup(pids, -8)...)
+		insns = append(insns, asm.JEq.Imm(asm.R0, 0, "out"))
 	}
 	if noPids != nil {
-		insns = append(insns,
-			asm.LoadMapPtr(asm.R1, noPids.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -8),
-			asm.FnMapLookupElem.Call(),
-			asm.JNE.Imm(asm.R0, 0, "out"),
-		)
+		insns = append(insns, mapLookup(noPids, -8)...)
+		insns = append(insns, asm.JNE.Imm(asm.R0, 0, "out"))
 	}
 	if st.tracing != nil {
-		insns = append(insns,
-			asm.StoreImm(asm.R10, -16, 0, asm.Word),
-			asm.LoadMapPtr(asm.R1, st.tracing.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -16),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "reserve"),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-			asm.JEq.Imm(asm.R1, 0, "out"),
-		)
+		insns = append(insns, switchWord(st.tracing, "reserve")...)
+		insns = append(insns, asm.JEq.Imm(asm.R1, 0, "out"))
 	}
+	reserve := ringRecord(st.ring, staticHeader+funcRecord, funcNum, asm.R7)
+	reserve[0] = reserve[0].WithSymbol("reserve")
+	insns = append(insns, reserve...)
 	insns = append(insns,
-		asm.LoadMapPtr(asm.R1, st.ring.FD()).WithSymbol("reserve"),
-		asm.Mov.Imm(asm.R2, staticHeader+funcRecord),
-		asm.Mov.Imm(asm.R3, 0),
-		asm.FnRingbufReserve.Call(),
-		asm.JEq.Imm(asm.R0, 0, "out"),
-		asm.Mov.Reg(asm.R7, asm.R0),
-		asm.FnKtimeGetNs.Call(),
-		asm.StoreMem(asm.R7, 0, asm.R0, asm.DWord),
-		asm.FnGetSmpProcessorId.Call(),
-		asm.StoreMem(asm.R7, 8, asm.R0, asm.Word),
 		asm.StoreImm(asm.R7, 12, 0, asm.Word),
-		asm.StoreImm(asm.R7, 32, -2, asm.Word), // funcNum
-		asm.StoreMem(asm.R7, 36, asm.R8, asm.Word),
-		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Add.Imm(asm.R1, 16),
-		asm.Mov.Imm(asm.R2, 16),
-		asm.FnGetCurrentComm.Call(),
 		// The function's ftrace location (after an ENDBR64), which the
-		// kernel's function tracer records: the instruction pointer of
-		// a kprobe-multi entry; a kprobe's is one past it.
+		// kernel's function tracer records: a kprobe-multi entry's
+		// instruction pointer is past the 5-byte call there, a
+		// kprobe's one byte past it.
 		asm.LoadMem(asm.R1, asm.R6, int16(ipOff), asm.DWord),
 		asm.Add.Imm(asm.R1, ipAdjust),
 		asm.StoreMem(asm.R7, staticHeader, asm.R1, asm.DWord),
@@ -395,28 +365,36 @@ func appendFuncContext(b []byte, cpu uint32, ts uint64, irqsOff bool) []byte {
 	return fmt.Appendf(b, "%5d.%06d: ", ts/1e9, ts%1e9/1e3)
 }
 
+// mapLookup looks up the map's element whose key is at slot on the
+// stack; r0 is the value's address or 0.
+func mapLookup(m *ebpf.Map, slot int16) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMapPtr(asm.R1, m.FD()),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, int32(slot)),
+		asm.FnMapLookupElem.Call(),
+	}
+}
+
+// switchWord loads a switch's word (an ARRAY of one u32: tracing_on, an
+// event's trace switch) into r1, its address in r0; to none when the map
+// has no element. The stack slot at -16 holds its key.
+func switchWord(m *ebpf.Map, none string) asm.Instructions {
+	insns := asm.Instructions{asm.StoreImm(asm.R10, -16, 0, asm.Word)}
+	insns = append(insns, mapLookup(m, -16)...)
+	return append(insns,
+		asm.JEq.Imm(asm.R0, 0, none),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+	)
+}
+
 // stackRecord writes the task's kernel stack into ring as a record of
 // number num (the static events' header, the stack's size in bytes where
 // a static record has its read's result, then the frames). r8 holds the
 // task's pid_tgid; r6, r8 and r10 are kept.
 func stackRecord(ring *ebpf.Map, num uint32) asm.Instructions {
-	return asm.Instructions{
-		asm.LoadMapPtr(asm.R1, ring.FD()),
-		asm.Mov.Imm(asm.R2, bpfcode.StackRecordSize),
-		asm.Mov.Imm(asm.R3, 0),
-		asm.FnRingbufReserve.Call(),
-		asm.JEq.Imm(asm.R0, 0, "out"),
-		asm.Mov.Reg(asm.R9, asm.R0),
-		asm.FnKtimeGetNs.Call(),
-		asm.StoreMem(asm.R9, 0, asm.R0, asm.DWord),
-		asm.FnGetSmpProcessorId.Call(),
-		asm.StoreMem(asm.R9, 8, asm.R0, asm.Word),
-		asm.StoreImm(asm.R9, 32, int64(int32(num)), asm.Word),
-		asm.StoreMem(asm.R9, 36, asm.R8, asm.Word),
-		asm.Mov.Reg(asm.R1, asm.R9),
-		asm.Add.Imm(asm.R1, 16),
-		asm.Mov.Imm(asm.R2, 16),
-		asm.FnGetCurrentComm.Call(),
+	insns := ringRecord(ring, bpfcode.StackRecordSize, num, asm.R9)
+	return append(insns,
 		asm.FnGetCurrentTaskBtf.Call(),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.Mov.Reg(asm.R2, asm.R9),
@@ -428,6 +406,30 @@ func stackRecord(ring *ebpf.Map, num uint32) asm.Instructions {
 		asm.Mov.Reg(asm.R1, asm.R9),
 		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP: the reader polls
 		asm.FnRingbufSubmit.Call(),
+	)
+}
+
+// ringRecord reserves size bytes of ring (to out when it is full), the
+// record's address in rec, and writes the static events' header: time,
+// CPU, number num, the task's pid (from r8's pid_tgid) and comm.
+func ringRecord(ring *ebpf.Map, size int32, num uint32, rec asm.Register) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMapPtr(asm.R1, ring.FD()),
+		asm.Mov.Imm(asm.R2, size),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.Mov.Reg(rec, asm.R0),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(rec, 0, asm.R0, asm.DWord),
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(rec, 8, asm.R0, asm.Word),
+		asm.StoreImm(rec, 32, int64(int32(num)), asm.Word),
+		asm.StoreMem(rec, 36, asm.R8, asm.Word),
+		asm.Mov.Reg(asm.R1, rec),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
 	}
 }
 
