@@ -76,29 +76,63 @@ func (m *Model) buildFtraceRecords() {
 		}
 		add("", k)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	// Address order, vmlinux first; a record kallsyms does not know
+	// (6.1's __ftrace_invalid_address___N) keeps its place in the list.
+	var at []int
+	for i, r := range out {
+		if r.Addr != 0 {
+			at = append(at, i)
+		}
+	}
+	known := make([]FtraceRecord, len(at))
+	for k, i := range at {
+		known[k] = out[i]
+	}
+	sort.SliceStable(known, func(i, j int) bool {
+		a, b := known[i], known[j]
 		if (a.Module == "") != (b.Module == "") {
 			return a.Module == ""
 		}
 		return a.Addr < b.Addr
 	})
-	t := m.loadTextTable()
+	for k, i := range at {
+		out[i] = known[k]
+	}
+	endbr := m.endbrAt()
 	for i := range out {
 		out[i].Loc = out[i].Addr
-		if t != nil && out[i].Module == "" && t.endbr.has(out[i].Addr) {
+		if endbr != nil && out[i].Module == "" && endbr(out[i].Addr) {
 			out[i].Loc += endbrLen
 		}
 	}
 	m.ftraceRecs = out
 }
 
+// endbrAt returns a test of whether a function starts with ENDBR64, from
+// the kernel image or its text table; nil when the model has neither.
+func (m *Model) endbrAt() func(uint64) bool {
+	if m.imageOpen != nil {
+		if img, err := m.loadImage(); err == nil {
+			return func(addr uint64) bool {
+				code, ok := img.bytesAt(addr)
+				return ok && isEndbr(code)
+			}
+		}
+		return nil
+	}
+	if t := m.loadTextTable(); t != nil {
+		return t.endbr.has
+	}
+	return nil
+}
+
 // endbrLen is the length of ENDBR64.
 const endbrLen = 4
 
 // hostFtraceRecords reads the running kernel's available_filter_functions
-// (and, where it has it, available_filter_functions_addrs): one record
-// per line, as the kernel lists them. A name shared by several functions
+// (or a snapshot directory's copy; and, where there is one,
+// available_filter_functions_addrs): one record per line, as the kernel
+// lists them. A name shared by several functions
 // takes their kallsyms addresses in turn (the list is in address order).
 func (m *Model) hostFtraceRecords() ([]FtraceRecord, error) {
 	b, err := os.ReadFile(filepath.Join(m.ftraceDir, "available_filter_functions"))
@@ -113,6 +147,10 @@ func (m *Model) hostFtraceRecords() ([]FtraceRecord, error) {
 				locs = append(locs, v)
 			}
 		}
+	}
+	var endbr func(uint64) bool
+	if len(locs) == 0 {
+		endbr = m.endbrAt()
 	}
 	seen := map[string]int{}
 	var out []FtraceRecord
@@ -136,6 +174,9 @@ func (m *Model) hostFtraceRecords() ([]FtraceRecord, error) {
 			r.Addr = text[k].Addr
 		}
 		r.Loc = r.Addr
+		if endbr != nil && mod == "" && r.Addr != 0 && endbr(r.Addr) {
+			r.Loc += endbrLen
+		}
 		if len(out) < len(locs) {
 			r.Loc = locs[len(out)]
 			if s, ok := m.LookupAddr(r.Loc); ok && s.Name == name {

@@ -79,8 +79,9 @@ type Model struct {
 	// ftraceRecs is FtraceRecords' list, built at first use.
 	ftraceRecOnce sync.Once
 	ftraceRecs    []FtraceRecord
-	// ftraceDir is the running kernel's tracefs (host models), whose
-	// available_filter_functions FtraceRecords reads as it is.
+	// ftraceDir is the running kernel's tracefs (host models) or the
+	// snapshot's directory, whose available_filter_functions
+	// FtraceRecords reads as it is.
 	ftraceDir  string
 	ftraceBare []string // bare names in the ftrace set, sorted
 	ftraceMod  []string // "mod:func" entries, sorted

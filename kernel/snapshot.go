@@ -65,6 +65,10 @@ func LoadSnapshot(dir string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if src.has(FileFilter) {
+		// FtraceRecords reads the list as captured, line by line.
+		m.ftraceDir = dir
+	}
 	m.addTextFact()
 	return m, nil
 }

@@ -32,6 +32,14 @@ type FunctionTrace struct {
 	// Stack: each entry is followed by the task's stack (the
 	// func_stack_trace option).
 	Stack bool
+	// Fork: the pid lists follow forks (the function-fork option).
+	Fork bool
+}
+
+// FunctionPidReader is a function tracer whose pid lists change as it
+// runs (function-fork).
+type FunctionPidReader interface {
+	FunctionTracePids() (pids, noPids []int, ok bool)
 }
 
 // FunctionTracer is a backend that runs the function tracer: each entry
@@ -178,6 +186,9 @@ func (f *FS) functionTraceLocked() *FunctionTrace {
 	if i, ok := f.option("func_stack_trace"); ok {
 		t.Stack = f.optOn[i]
 	}
+	if i, ok := f.option("function-fork"); ok {
+		t.Fork = f.optOn[i]
+	}
 	return t
 }
 
@@ -216,6 +227,7 @@ func (f *FS) stopFunctions() {
 // a backend that cannot trace the new selection keeps tracing the old
 // one and says why.
 func (f *FS) updateFunctions() {
+	f.syncFuncPids()
 	ft, ok := f.b.(FunctionTracer)
 	f.mu.Lock()
 	run := ok && f.tracerLocked() == tracerFunction && f.funcs.running
@@ -320,6 +332,7 @@ func (f *FS) funcFilterText(notrace bool) string {
 
 // funcPidText is set_ftrace_pid or set_ftrace_notrace_pid.
 func (f *FS) funcPidText(notrace bool) string {
+	f.syncFuncPids()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	set := f.funcs.pids
@@ -334,6 +347,37 @@ func (f *FS) funcPidText(notrace bool) string {
 	return strings.ReplaceAll("\n"+pidListText(set), "\n"+strconv.Itoa(pidMaxLimit)+"\n", "\nno pid\n")[1:]
 }
 
+// syncFuncPids takes the pid lists as the running function tracer has
+// them (function-fork adds children and drops freed tasks).
+func (f *FS) syncFuncPids() {
+	r, ok := f.b.(FunctionPidReader)
+	if !ok {
+		return
+	}
+	pids, noPids, ok := r.FunctionTracePids()
+	if !ok {
+		return
+	}
+	set := func(list []int) map[int]bool {
+		if len(list) == 0 {
+			return nil
+		}
+		m := map[int]bool{}
+		for _, p := range list {
+			m[p] = true
+		}
+		return m
+	}
+	f.mu.Lock()
+	if len(f.funcs.pids) > 0 {
+		f.funcs.pids = set(pids)
+	}
+	if len(f.funcs.noPids) > 0 {
+		f.funcs.noPids = set(noPids)
+	}
+	f.mu.Unlock()
+}
+
 // writeFuncPids adds the pids of a write to set_ftrace_pid or
 // set_ftrace_notrace_pid (as set_event_pid's writes).
 func (f *FS) writeFuncPids(notrace bool, p []byte) (int, error) {
@@ -341,6 +385,7 @@ func (f *FS) writeFuncPids(notrace bool, p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	f.syncFuncPids()
 	f.mu.Lock()
 	set := &f.funcs.pids
 	if notrace {

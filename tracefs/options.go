@@ -65,7 +65,7 @@ var traceOptions = []traceOption{
 	{name: "pause-on-trace", core: true, honoured: true},
 	{name: "hash-ptr", def: true, core: true, honoured: true},
 	{name: "function-trace", def: true, core: true, honoured: true},
-	{name: "function-fork", core: true, honoured: true},
+	{name: "function-fork", core: true, honoured: true, tracing: true},
 	{name: "display-graph", core: true, honoured: true},
 	{name: "stacktrace", core: true},
 	{name: "test_nop_accept", tracer: "nop", honoured: true},

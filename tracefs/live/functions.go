@@ -53,6 +53,11 @@ type funcTracer struct {
 	prog  *ebpf.Program
 	links []link.Link
 	maps  []*ebpf.Map
+	// pids and noPids are set_ftrace_pid's and set_ftrace_notrace_pid's
+	// tasks (nil: no list), which function-fork grows.
+	pids, noPids *ebpf.Map
+	// forkProgs follow forks and frees (function-fork).
+	forkProgs []*ebpf.Program
 }
 
 func (ft *funcTracer) close() {
@@ -61,6 +66,9 @@ func (ft *funcTracer) close() {
 	}
 	if ft.prog != nil {
 		ft.prog.Close()
+	}
+	for _, p := range ft.forkProgs {
+		p.Close()
 	}
 	for _, m := range ft.maps {
 		m.Close()
@@ -108,17 +116,23 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 			ft.close()
 		}
 	}()
-	pids, err := pidMap(t.Pids)
+	pids, err := pidMap(t.Pids, t.Fork)
 	if err != nil {
 		return nil, err
 	}
-	noPids, err := pidMap(t.NoPids)
+	noPids, err := pidMap(t.NoPids, t.Fork)
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range []*ebpf.Map{pids, noPids} {
 		if m != nil {
 			ft.maps = append(ft.maps, m)
+		}
+	}
+	ft.pids, ft.noPids = pids, noPids
+	if t.Fork && (pids != nil || noPids != nil) {
+		if err := ft.followForks(pids, noPids); err != nil {
+			return nil, err
 		}
 	}
 	var funcs []kernel.FtraceRecord
@@ -191,17 +205,114 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 	return ft, nil
 }
 
+// funcPidMax bounds a pid list that follows forks.
+const funcPidMax = 1 << 15
+
+// followForks makes the pid lists follow the tasks, as the kernel does
+// under the function-fork option: a child forked by a task on a list
+// joins it, a task leaves the lists when it is freed.
+func (ft *funcTracer) followForks(pids, noPids *ebpf.Map) error {
+	var lists []*ebpf.Map
+	for _, m := range []*ebpf.Map{pids, noPids} {
+		if m != nil {
+			lists = append(lists, m)
+		}
+	}
+	// sched_process_fork: parent_pid at 24, child_pid at 44;
+	// sched_process_free: pid at 24 (both pinned kernels' formats).
+	fork := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.LoadMem(asm.R1, asm.R6, 24, asm.Word),
+		asm.StoreMem(asm.R10, -4, asm.R1, asm.Word),
+		asm.LoadMem(asm.R1, asm.R6, 44, asm.Word),
+		asm.StoreMem(asm.R10, -8, asm.R1, asm.Word),
+		asm.StoreImm(asm.R10, -12, 1, asm.Byte),
+	}
+	free := asm.Instructions{
+		asm.LoadMem(asm.R2, asm.R1, 24, asm.Word),
+		asm.StoreMem(asm.R10, -4, asm.R2, asm.Word),
+	}
+	for i, m := range lists {
+		next := fmt.Sprintf("next%d", i)
+		fork = append(fork, mapLookup(m, -4)...)
+		fork = append(fork,
+			asm.JEq.Imm(asm.R0, 0, next),
+			asm.LoadMapPtr(asm.R1, m.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -8),
+			asm.Mov.Reg(asm.R3, asm.R10),
+			asm.Add.Imm(asm.R3, -12),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnMapUpdateElem.Call(),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol(next),
+		)
+		free = append(free,
+			asm.LoadMapPtr(asm.R1, m.FD()),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -4),
+			asm.FnMapDeleteElem.Call(),
+		)
+	}
+	for _, tp := range []struct {
+		name  string
+		insns asm.Instructions
+	}{{"sched_process_fork", fork}, {"sched_process_free", free}} {
+		insns := append(tp.insns, asm.Mov.Imm(asm.R0, 0), asm.Return())
+		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ktrace_ffork", Type: ebpf.TracePoint, License: "GPL", Instructions: insns})
+		if err != nil {
+			return fmt.Errorf("loading the function-fork program: %w", err)
+		}
+		ft.forkProgs = append(ft.forkProgs, prog)
+		l, err := link.Tracepoint("sched", tp.name, prog, nil)
+		if err != nil {
+			return fmt.Errorf("following forks (sched/%s): %w", tp.name, err)
+		}
+		ft.links = append(ft.links, l)
+	}
+	return nil
+}
+
+// FunctionTracePids reads set_ftrace_pid's and set_ftrace_notrace_pid's
+// tasks as the function tracer has them now (function-fork changes
+// them); ok is false when it does not run.
+func (b *Backend) FunctionTracePids() (pids, noPids []int, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.funcs == nil || len(b.funcs.forkProgs) == 0 {
+		return nil, nil, false
+	}
+	read := func(m *ebpf.Map) []int {
+		if m == nil {
+			return nil
+		}
+		var out []int
+		var k uint32
+		var v uint8
+		it := m.Iterate()
+		for it.Next(&k, &v) {
+			out = append(out, int(k))
+		}
+		return out
+	}
+	return read(b.funcs.pids), read(b.funcs.noPids), true
+}
+
 // errTooMany is the errno of a selection that cannot be traced as a
 // whole: ENOMEM, as an allocation the kernel could not make.
 var errTooMany = syscall.ENOMEM
 
 // pidMap makes a set of pids the program looks tasks up in (nil for no
 // pids).
-func pidMap(pids []int) (*ebpf.Map, error) {
+func pidMap(pids []int, fork bool) (*ebpf.Map, error) {
 	if len(pids) == 0 {
 		return nil, nil
 	}
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_fpids", Type: ebpf.Hash, KeySize: 4, ValueSize: 1, MaxEntries: uint32(len(pids))})
+	size := uint32(len(pids))
+	if fork {
+		// Children join their parents' list.
+		size = max(size, funcPidMax)
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_fpids", Type: ebpf.Hash, KeySize: 4, ValueSize: 1, MaxEntries: size})
 	if err != nil {
 		return nil, fmt.Errorf("creating the pid map: %w", err)
 	}
