@@ -1,6 +1,6 @@
 #!/bin/sh
-# description: current_tracer function records the entries of the functions set_ftrace_filter selects as "FUNC <-CALLER" lines under "# tracer: function"; set_ftrace_notrace and set_ftrace_pid take entries out; sym-offset adds +OFF/SIZE; func_stack_trace follows each entry with its stack; a traceoff command stops tracing when its function is called; changing the tracer clears the trace
-fail() { echo "FAIL: $*" >&2; echo 0 > tracing_on; echo nop > current_tracer; echo > set_ftrace_filter; echo > set_ftrace_notrace; echo > set_ftrace_pid; echo 0 > options/sym-offset; echo 0 > options/func_stack_trace 2>/dev/null; echo 1 > tracing_on; exit 1; }
+# description: current_tracer function records the entries of the functions set_ftrace_filter selects as "FUNC <-CALLER" lines under "# tracer: function"; set_ftrace_notrace and set_ftrace_pid take entries out (function-fork lets a listed task's children in); sym-offset adds +OFF/SIZE; func_stack_trace follows each entry with its stack; a traceoff command stops tracing when its function is called; changing the tracer clears the trace
+fail() { echo "FAIL: $*" >&2; echo 0 > tracing_on; echo nop > current_tracer; echo > set_ftrace_filter; echo > set_ftrace_notrace; echo > set_ftrace_pid; echo 0 > options/sym-offset; echo 0 > options/func_stack_trace 2>/dev/null; echo 0 > options/function-fork; echo 1 > tracing_on; exit 1; }
 grep -qw function available_tracers || exit 0
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the
 # files and records no event, so this script checks nothing there.
@@ -30,6 +30,15 @@ echo > set_ftrace_notrace
 echo 1 > set_ftrace_pid
 work
 grep -q ' dd-' trace && fail "set_ftrace_pid 1 traced dd"
+# The shell's children: traced under function-fork only.
+echo $$ > set_ftrace_pid
+work
+grep -q ' dd-' trace && fail "a child traced without function-fork"
+echo 1 > options/function-fork
+echo $$ > set_ftrace_pid
+work
+grep -q ' dd-.*: vfs_read <-ksys_read$' trace || fail "function-fork: no dd entry: $(grep -v '^#' trace | head -3)"
+echo 0 > options/function-fork
 echo > set_ftrace_pid
 echo 1 > options/sym-offset
 work
