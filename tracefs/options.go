@@ -74,7 +74,7 @@ var traceOptions = []traceOption{
 	{name: "blk_cgroup", tracer: "blk", honoured: true, topOnly: true},
 	{name: "blk_classic", tracer: "blk", honoured: true, topOnly: true},
 	{name: "func_stack_trace", tracer: "function", honoured: true, tracing: true},
-	{name: "func-no-repeats", tracer: "function"},
+	{name: "func-no-repeats", tracer: "function", honoured: true},
 	{name: "funcgraph-abstime", tracer: "function_graph", honoured: true},
 	{name: "funcgraph-cpu", def: true, tracer: "function_graph", honoured: true},
 	{name: "funcgraph-duration", def: true, tracer: "function_graph", honoured: true},

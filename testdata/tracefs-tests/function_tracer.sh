@@ -1,6 +1,6 @@
 #!/bin/sh
-# description: current_tracer function records the entries of the functions set_ftrace_filter selects as "FUNC <-CALLER" lines under "# tracer: function"; set_ftrace_notrace and set_ftrace_pid take entries out (function-fork lets a listed task's children in); sym-offset adds +OFF/SIZE; func_stack_trace follows each entry with its stack; a traceoff command stops tracing when its function is called; changing the tracer clears the trace
-fail() { echo "FAIL: $*" >&2; echo 0 > tracing_on; echo nop > current_tracer; echo > set_ftrace_filter; echo > set_ftrace_notrace; echo > set_ftrace_pid; echo 0 > options/sym-offset; echo 0 > options/func_stack_trace 2>/dev/null; echo 0 > options/function-fork; echo 1 > tracing_on; exit 1; }
+# description: current_tracer function records the entries of the functions set_ftrace_filter selects as "FUNC <-CALLER" lines under "# tracer: function"; set_ftrace_notrace and set_ftrace_pid take entries out (function-fork lets a listed task's children in); sym-offset adds +OFF/SIZE; func_stack_trace follows each entry with its stack; func-no-repeats counts an entry repeated on a CPU; a traceoff command stops tracing when its function is called; changing the tracer clears the trace
+fail() { echo "FAIL: $*" >&2; echo 0 > tracing_on; echo nop > current_tracer; echo > set_ftrace_filter; echo > set_ftrace_notrace; echo > set_ftrace_pid; echo 0 > options/sym-offset; echo 0 > options/func_stack_trace 2>/dev/null; echo 0 > options/function-fork; echo 0 > options/func-no-repeats; echo 1 > tracing_on; exit 1; }
 grep -qw function available_tracers || exit 0
 # Hits need a running kernel: ktrace --kernel SNAPSHOT emulates the
 # files and records no event, so this script checks nothing there.
@@ -48,6 +48,14 @@ echo 1 > options/func_stack_trace || fail "func_stack_trace"
 work
 grep -A3 ' dd-.*<stack trace>' trace | grep -q '^ => ksys_read$' || fail "func_stack_trace: $(grep -v '^#' trace | head -8)"
 echo 0 > options/func_stack_trace
+echo 1 > options/func-no-repeats || fail "func-no-repeats"
+# dd's reads repeat; sync's ksys_sync, a different entry, flushes the
+# count, in an entry of the task that called it.
+echo 'vfs_read ksys_sync' > set_ftrace_filter
+echo 1 > tracing_on; dd if=/dev/zero of=/dev/null bs=1 count=4 2>/dev/null; sync; echo 0 > tracing_on
+echo vfs_read > set_ftrace_filter
+grep -q ' sync-.*: vfs_read <-ksys_read (repeats: [0-9]*, last_ts: *[0-9]*\.[0-9]*)$' trace || fail "func-no-repeats: $(grep -v '^#' trace | head -4)"
+echo 0 > options/func-no-repeats
 echo 'vfs_read:traceoff:1' >> set_ftrace_filter || fail "traceoff command"
 echo 1 > tracing_on
 dd if=/dev/zero of=/dev/null bs=1 count=2 2>/dev/null

@@ -104,6 +104,9 @@ func (b *Backend) SetFunctionTrace(t *tracefs.FunctionTrace) error {
 	if old != nil {
 		old.close()
 	}
+	b.fnMu.Lock()
+	b.fnLast = nil
+	b.fnMu.Unlock()
 	return nil
 }
 
@@ -232,12 +235,27 @@ func (ft *funcTracer) followForks(pids, noPids *ebpf.Map) error {
 		asm.LoadMem(asm.R2, asm.R1, 24, asm.Word),
 		asm.StoreMem(asm.R10, -4, asm.R2, asm.Word),
 	}
+	// ktrace's shell is one task to its user, whichever of ktrace's
+	// threads forks: a fork by ktrace counts as one by its pid (the
+	// shell's $$).
+	self := int32(os.Getpid())
+	fork = append(fork,
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(asm.R10, -16, asm.R0, asm.Word),
+	)
 	for i, m := range lists {
-		next := fmt.Sprintf("next%d", i)
+		next, found := fmt.Sprintf("next%d", i), fmt.Sprintf("found%d", i)
 		fork = append(fork, mapLookup(m, -4)...)
 		fork = append(fork,
+			asm.JNE.Imm(asm.R0, 0, found),
+			asm.LoadMem(asm.R1, asm.R10, -16, asm.Word),
+			asm.JNE.Imm(asm.R1, self, next),
+		)
+		fork = append(fork, mapLookup(m, -16)...)
+		fork = append(fork,
 			asm.JEq.Imm(asm.R0, 0, next),
-			asm.LoadMapPtr(asm.R1, m.FD()),
+			asm.LoadMapPtr(asm.R1, m.FD()).WithSymbol(found),
 			asm.Mov.Reg(asm.R2, asm.R10),
 			asm.Add.Imm(asm.R2, -8),
 			asm.Mov.Reg(asm.R3, asm.R10),
@@ -412,6 +430,51 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 	return prog, nil
 }
 
+// funcLast is the last function entry of a CPU and how often it came
+// again since (func-no-repeats).
+type funcLast struct {
+	ip, parent uint64
+	ts         uint64 // the time of its last repeat
+	count      int
+}
+
+// funcEntry passes one function entry to the trace. Under the
+// func-no-repeats option an entry equal to the CPU's last one (function
+// and caller) is counted instead, and the count goes to the trace, as a
+// "(repeats: N, last_ts: TS)" entry of the last function, before the
+// next entry that differs (the kernel's func_repeats event).
+func (b *Backend) funcEntry(line []byte, cpu uint32, ts uint64, pid int, comm string, r []byte) []byte {
+	ip := binary.LittleEndian.Uint64(r[0:])
+	parent := binary.LittleEndian.Uint64(r[8:])
+	noRepeats := b.optionOn("func-no-repeats", false)
+	b.fnMu.Lock()
+	if b.fnLast == nil {
+		b.fnLast = map[uint32]*funcLast{}
+	}
+	last := b.fnLast[cpu]
+	if noRepeats && last != nil && last.ip == ip && last.parent == parent && last.count < 0xffff {
+		last.count++
+		last.ts = ts
+		b.fnMu.Unlock()
+		return line
+	}
+	var rep funcLast
+	if noRepeats && last != nil && last.count > 0 {
+		rep = *last
+	}
+	b.fnLast[cpu] = &funcLast{ip: ip, parent: parent, ts: ts}
+	b.fnMu.Unlock()
+	if rep.count > 0 {
+		line = appendFuncContext(line[:0], cpu, ts, r[16] != 0)
+		line = b.appendFuncName(line, rep.ip, rep.parent)
+		line = fmt.Appendf(line, " (repeats: %d, last_ts: %5d.%06d)", rep.count, rep.ts/1e9, rep.ts%1e9/1e3)
+		b.Record(ts, pid, comm, line)
+	}
+	line = b.funcEntryText(line[:0], cpu, ts, r)
+	b.Record(ts, pid, comm, line)
+	return line
+}
+
 // funcEntryText appends a function entry's text: the function, and its
 // caller under the print-parent option, each as seq_print_ip_sym prints
 // it (sym-offset and sym-addr options).
@@ -420,6 +483,12 @@ func (b *Backend) funcEntryText(line []byte, cpu uint32, ts uint64, r []byte) []
 	parent := binary.LittleEndian.Uint64(r[8:])
 	irqsOff := r[16] != 0
 	line = appendFuncContext(line, cpu, ts, irqsOff)
+	return b.appendFuncName(line, ip, parent)
+}
+
+// appendFuncName is print_fn_trace: the function, and its caller under
+// the print-parent option.
+func (b *Backend) appendFuncName(line []byte, ip, parent uint64) []byte {
 	line = b.appendIPSym(line, ip)
 	if parent != 0 && b.optionOn("print-parent", true) {
 		line = append(line, " <-"...)

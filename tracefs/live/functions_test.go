@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/ktrace-dev/ktrace/bpfcode"
@@ -90,5 +91,53 @@ func TestFuncStack(t *testing.T) {
 	want = "<stack trace>\n => 0xffffffffc02030de\n => kernel_clone\n => __do_sys_clone\n => do_syscall_64\n => entry_SYSCALL_64_after_hwframe"
 	if got := string(b.appendFuncStack(nil, raw, probeStackNum)); got != want {
 		t.Errorf("stacktrace command:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestFuncNoRepeats counts an entry repeated on a CPU under
+// func-no-repeats and prints the count before the next different entry,
+// as the 6.12 kernel did: "ksys_write <-do_syscall_64 (repeats: 5,
+// last_ts:    22.946168)" (testdata/functrace, func-no-repeats).
+func TestFuncNoRepeats(t *testing.T) {
+	m, err := kernel.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(name string, off uint64) uint64 {
+		s := m.Symbols("", name)
+		if len(s) == 0 {
+			t.Fatalf("%s missing from the model", name)
+		}
+		return s[0].Addr + off
+	}
+	var got []string
+	b := &Backend{model: m, TraceOptions: options{"print-parent": true, "func-no-repeats": true}}
+	b.Record = func(ts uint64, pid int, comm string, rest []byte) bool {
+		got = append(got, string(rest))
+		return true
+	}
+	entry := func(ip, parent uint64) []byte {
+		r := make([]byte, funcRecord)
+		binary.LittleEndian.PutUint64(r[0:], ip)
+		binary.LittleEndian.PutUint64(r[8:], parent)
+		return r
+	}
+	w := entry(at("ksys_write", 4), at("do_syscall_64", 0x82))
+	c := entry(at("kernel_clone", 4), at("__do_sys_clone", 0x66))
+	ts := uint64(22946100000)
+	for i := 0; i < 6; i++ {
+		b.funcEntry(nil, 0, ts, 133, "sh", w)
+		ts += 13000
+	}
+	b.funcEntry(nil, 0, 22946255000, 133, "sh", c)
+	b.funcEntry(nil, 0, 22950229000, 133, "sh", w)
+	want := []string{
+		" [000] .....    22.946100: ksys_write <-do_syscall_64",
+		" [000] .....    22.946255: ksys_write <-do_syscall_64 (repeats: 5, last_ts:    22.946165)",
+		" [000] .....    22.946255: kernel_clone <-__do_sys_clone",
+		" [000] .....    22.950229: ksys_write <-do_syscall_64",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

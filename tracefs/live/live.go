@@ -99,6 +99,10 @@ type Backend struct {
 	// Guarded by mu.
 	fprobes  []*funcProbeRun
 	ftargets map[evID]bool
+	// fnLast is each CPU's last function entry (func-no-repeats),
+	// guarded by fnMu (the reader's).
+	fnMu   sync.Mutex
+	fnLast map[uint32]*funcLast
 }
 
 // evID names one event for as long as it exists: its serial, which no

@@ -426,8 +426,7 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 	}
 	if num == funcNum {
 		if b.Record != nil && len(raw) >= staticHeader+funcRecord && !(b.IgnorePID != 0 && pid == b.IgnorePID) {
-			line = b.funcEntryText(line[:0], cpu, ts, raw[staticHeader:])
-			b.Record(ts, int(pid), comm, line)
+			return b.funcEntry(line, cpu, ts, int(pid), comm, raw[staticHeader:])
 		}
 		return line
 	}
