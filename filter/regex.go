@@ -69,6 +69,16 @@ func buildRegex(pat string, glob bool, not *bool) *Regex {
 	return r
 }
 
+// ParseRegex classifies a pattern as the kernel's filter_parse_regex
+// does (as ftrace's function filters read theirs): a leading '!' is taken
+// off and reported in not; "abc*", "*abc*" and "*abc" match a prefix, a
+// substring and a suffix; any other wildcard makes a glob; a pattern
+// starting with a digit is matched in full.
+func ParseRegex(pat string) (r *Regex, not bool) {
+	r = buildRegex(pat, true, &not)
+	return r, not
+}
+
 // cstr is s up to its first NUL.
 func cstr(s []byte) []byte {
 	if i := bytes.IndexByte(s, 0); i >= 0 {

@@ -2,12 +2,12 @@ package tracefs
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -612,135 +612,54 @@ func (f *FS) funcModWord(rx *funcRegex, fn, mod string) error {
 	return nil
 }
 
-// funcGlob is a parsed function pattern, as the kernel's
-// filter_parse_regex parses it.
-type funcGlob struct {
-	kind   globKind
-	search string
-	not    bool
-}
-
-type globKind int
-
-const (
-	matchFull globKind = iota
-	matchFront
-	matchMiddle
-	matchEnd
-	matchGlob
-	matchIndex
-)
-
-// parseFuncGlob parses a pattern: a leading '!' negates; digits select a
-// record by its 1-based index; "foo*", "*foo", "*foo*" match a prefix,
-// suffix or substring; any other '*', '?', '[' or '\' makes a glob.
-func parseFuncGlob(s string) funcGlob {
-	g := funcGlob{kind: matchFull}
-	if strings.HasPrefix(s, "!") {
-		g.not = true
-		s = s[1:]
-	}
-	g.search = s
-	if s != "" && s[0] >= '0' && s[0] <= '9' {
-		g.kind = matchIndex
-		return g
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '*':
-			switch {
-			case i == 0:
-				g.kind = matchEnd
-			case i == len(s)-1:
-				if g.kind == matchEnd {
-					g.kind = matchMiddle
-				} else {
-					g.kind = matchFront
-				}
-				s = s[:i]
-			default:
-				g.kind = matchGlob
-				return g
-			}
-		case c == '[' || c == '?' || c == '\\':
-			g.kind = matchGlob
-			return g
-		}
-	}
-	if strings.HasPrefix(s, "*") {
-		s = s[1:]
-	}
-	g.search = s
-	return g
-}
-
-// match reports whether name matches the pattern.
-func (g funcGlob) match(name string) bool {
-	switch g.kind {
-	case matchFull:
-		return name == g.search
-	case matchFront:
-		return strings.HasPrefix(name, g.search)
-	case matchMiddle:
-		return strings.Contains(name, g.search)
-	case matchEnd:
-		return strings.HasSuffix(name, g.search)
-	case matchGlob:
-		ok, err := path.Match(g.search, name)
-		return err == nil && ok
-	}
-	return false
-}
-
 // matchFuncs adds to set (removes, for a "!" pattern) the records
 // matching the pattern, and with module set those of matching modules
 // only; it reports whether any record matched.
 func (f *FS) matchFuncs(set map[int]bool, pattern, mod string, withMod bool) bool {
 	recs := f.funcRecords()
-	g := parseFuncGlob(pattern)
-	if g.kind == matchIndex {
-		// 6.12 reads the index with kstrtoul (the whole word is the
-		// number), 6.1 with simple_strtoul (what number it starts
-		// with).
-		n, err := strconv.ParseUint(g.search, 0, 64)
+	g, not := filter.ParseRegex(pattern)
+	if g.Pattern != "" && g.Pattern[0] >= '0' && g.Pattern[0] <= '9' {
+		// An index into available_filter_functions, from 1. 6.12
+		// reads it with kstrtoul (the whole word is the number), 6.1
+		// with simple_strtoul (what number it starts with).
+		n, err := strconv.ParseUint(g.Pattern, 0, 64)
 		if f.texts.name != "6.12" {
-			n, err = simpleStrtoul(g.search), nil
+			n, err = simpleStrtoul(g.Pattern), nil
 		}
 		if err != nil || n == 0 || n > uint64(len(recs)) {
 			return false
 		}
-		enter(set, int(n-1), g.not)
+		enter(set, int(n-1), not)
 		return true
 	}
-	var mg funcGlob
+	var mg *filter.Regex
 	excludeMod := false
 	if withMod {
-		mg = parseFuncGlob(mod)
-		excludeMod = mg.not
+		mg, excludeMod = filter.ParseRegex(mod)
 	}
 	found := false
 	for i, r := range recs {
 		if withMod {
-			if mg.search == "" {
+			if mg.Pattern == "" {
 				// A blank module matches every module's function
 				// (or, negated, every vmlinux function).
 				if excludeMod == (r.Module != "") {
 					continue
 				}
 			} else {
-				matches := r.Module != "" && mg.match(r.Module)
+				matches := r.Module != "" && mg.Match([]byte(r.Module), len(r.Module)+1)
 				if matches == excludeMod {
 					continue
 				}
 			}
-			if g.search == "" {
-				enter(set, i, g.not)
+			if g.Pattern == "" {
+				enter(set, i, not)
 				found = true
 				continue
 			}
 		}
-		if g.match(r.Name) {
-			enter(set, i, g.not)
+		if g.Match([]byte(r.Name), len(r.Name)+1) {
+			enter(set, i, not)
 			found = true
 		}
 	}

@@ -388,13 +388,5 @@ func (b *Backend) actionProgram(a *probeAction, count *ebpf.Map, multi bool) (*e
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),
 	)
-	spec := &ebpf.ProgramSpec{Name: "ktrace_fcmd", Type: ebpf.Kprobe, License: "GPL", Instructions: insns}
-	if multi {
-		spec.AttachType = ebpf.AttachTraceKprobeMulti
-	}
-	prog, err := ebpf.NewProgram(spec)
-	if err != nil {
-		return nil, fmt.Errorf("loading the command's program: %w", err)
-	}
-	return prog, nil
+	return loadKprobe("ktrace_fcmd", insns, multi, "the command's program")
 }

@@ -414,18 +414,18 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),
 	)
-	spec := &ebpf.ProgramSpec{
-		Name:         "ktrace_func",
-		Type:         ebpf.Kprobe,
-		License:      "GPL",
-		Instructions: insns,
-	}
+	return loadKprobe("ktrace_func", insns, multi, "the function tracer's program")
+}
+
+// loadKprobe loads a kprobe program, for kprobe-multi links when multi.
+func loadKprobe(name string, insns asm.Instructions, multi bool, what string) (*ebpf.Program, error) {
+	spec := &ebpf.ProgramSpec{Name: name, Type: ebpf.Kprobe, License: "GPL", Instructions: insns}
 	if multi {
 		spec.AttachType = ebpf.AttachTraceKprobeMulti
 	}
 	prog, err := ebpf.NewProgram(spec)
 	if err != nil {
-		return nil, fmt.Errorf("loading the function tracer's program: %w", err)
+		return nil, fmt.Errorf("loading %s: %w", what, err)
 	}
 	return prog, nil
 }
