@@ -639,6 +639,11 @@ func (f *FS) matchFuncs(set map[int]bool, pattern, mod string, withMod bool) boo
 	}
 	found := false
 	for i, r := range recs {
+		if strings.HasPrefix(r.Name, invalidFuncPrefix) {
+			// A disabled record (a discarded weak function's
+			// leftover on 6.1): listed, never matched.
+			continue
+		}
 		if withMod {
 			if mg.Pattern == "" {
 				// A blank module matches every module's function
@@ -665,6 +670,10 @@ func (f *FS) matchFuncs(set map[int]bool, pattern, mod string, withMod bool) boo
 	}
 	return found
 }
+
+// invalidFuncPrefix names the records available_filter_functions lists
+// for functions the kernel dropped (FTRACE_FL_DISABLED), on 6.1.
+const invalidFuncPrefix = "__ftrace_invalid_address__"
 
 // simpleStrtoul is the kernel's simple_strtoul with base 0: the number a
 // string starts with (0x for hex, 0 for octal), 0 for none.

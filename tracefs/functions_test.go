@@ -3,10 +3,12 @@ package tracefs
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/ktrace-dev/ktrace/internal/vmtest"
 	"github.com/ktrace-dev/ktrace/kernel"
 )
 
@@ -346,5 +348,37 @@ func TestCurrentTracer(t *testing.T) {
 	}
 	if got := readString(t, f, "set_ftrace_pid"); got != "3\n12\n" {
 		t.Errorf("set_ftrace_pid: %q", got)
+	}
+}
+
+// TestFtraceFilter61 checks what 6.1 does differently, on its snapshot's
+// function list (testdata/functrace/6.1.out): an index is read with
+// simple_strtoul ("2abc" is 2), and the records of dropped functions
+// (__ftrace_invalid_address___N, listed in available_filter_functions)
+// match no pattern: "*" selects 35,051 of the 35,609 lines.
+func TestFtraceFilter61(t *testing.T) {
+	kdir, err := vmtest.KernelsDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	m, err := kernel.LoadSnapshot(filepath.Join(kdir, "6.1"))
+	if err != nil {
+		t.Skipf("6.1 snapshot: %v", err)
+	}
+	f := New(&fakeBackend{}, Options{Major: 6, Minor: 1, Functions: m.FtraceRecords})
+	if n := strings.Count(readString(t, f, "available_filter_functions"), "\n"); n != 35609 {
+		t.Errorf("available_filter_functions: %d lines, want 35609", n)
+	}
+	if err := shellWrite(f, "set_ftrace_filter", "*", true); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(readString(t, f, "set_ftrace_filter"), "\n"); n != 35051 {
+		t.Errorf("*: %d functions, want 35051", n)
+	}
+	if err := shellWrite(f, "set_ftrace_filter", "2abc", true); err != nil {
+		t.Fatalf("2abc: %v", err)
+	}
+	if got := readString(t, f, "set_ftrace_filter"); got != "__traceiter_initcall_start\n" {
+		t.Errorf("2abc: %q", got)
 	}
 }
