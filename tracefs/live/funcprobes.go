@@ -35,9 +35,7 @@ type funcProbeRun struct {
 }
 
 func (r *funcProbeRun) close() {
-	for _, l := range r.links {
-		l.Close()
-	}
+	closeLinks(r.links)
 	for _, p := range r.progs {
 		p.Close()
 	}

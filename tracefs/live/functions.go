@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/cilium/ebpf"
@@ -61,9 +62,7 @@ type funcTracer struct {
 }
 
 func (ft *funcTracer) close() {
-	for _, l := range ft.links {
-		l.Close()
-	}
+	closeLinks(ft.links)
 	if ft.prog != nil {
 		ft.prog.Close()
 	}
@@ -182,17 +181,21 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 	}
 	ft.prog = prog
 	var skipped []string
-	for _, r := range funcs {
-		sym := r.Name
-		if r.Module != "" {
-			sym = r.Module + ":" + r.Name
-		}
-		l, err := link.Kprobe(r.Name, prog, &link.KprobeOptions{Cookie: r.Addr})
-		if err != nil {
+	links := make([]link.Link, len(funcs))
+	errs := make([]error, len(funcs))
+	parallel(len(funcs), func(i int) {
+		links[i], errs[i] = link.Kprobe(funcs[i].Name, prog, &link.KprobeOptions{Cookie: funcs[i].Addr})
+	})
+	for i, r := range funcs {
+		if errs[i] != nil {
+			sym := r.Name
+			if r.Module != "" {
+				sym = r.Module + ":" + r.Name
+			}
 			skipped = append(skipped, sym)
 			continue
 		}
-		ft.links = append(ft.links, l)
+		ft.links = append(ft.links, links[i])
 	}
 	if len(skipped) > 0 && b.warn != nil {
 		ex := skipped
@@ -206,6 +209,35 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 	}
 	ok = true
 	return ft, nil
+}
+
+// linkWorkers is how many kprobes are attached or detached at once: each
+// detach waits for an RCU grace period, which parallel detaches share.
+const linkWorkers = 32
+
+// parallel runs fn for 0..n-1 on up to linkWorkers goroutines.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(n, linkWorkers); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// closeLinks closes links, in parallel.
+func closeLinks(links []link.Link) {
+	parallel(len(links), func(i int) { links[i].Close() })
 }
 
 // funcPidMax bounds a pid list that follows forks.
