@@ -302,7 +302,7 @@ func (h *File) TruncateEdit() bool {
 	if h.rx == nil {
 		return false
 	}
-	h.rx.set, h.rx.mods = map[int]bool{}, nil
+	h.rx.funcSelection = funcSelection{set: map[int]bool{}}
 	h.rx.dirty = true
 	return true
 }
@@ -369,7 +369,7 @@ func (h *File) Close() error {
 		h.fs.wake()
 	}
 	if h.rx != nil {
-		h.fs.closeFuncRegex(h.rx)
+		h.fs.commitFuncRegex(h.rx)
 		h.rx = nil
 	}
 	return nil

@@ -144,7 +144,7 @@ func (p *funcProbe) countText(i int) string {
 // parse it. A command with a parameter is the counted kind even when the
 // count is empty (it then reads back as -1); dump always counts one,
 // cpudump never counts.
-func (f *FS) funcCommand(glob, cmd, args, whole string) error {
+func (f *FS) funcCommand(glob, cmd, whole string) error {
 	_, param, hasParam := strings.Cut(whole, ":")
 	var system, event string
 	counted := hasParam
@@ -167,7 +167,7 @@ func (f *FS) funcCommand(glob, cmd, args, whole string) error {
 			return syscall.EINVAL
 		}
 		event, param, counted = strings.Cut(param, ":")
-		if !f.hasStaticEvent(system, event) {
+		if _, ok := f.findEventAny(f.b.Events(), system, event); !ok {
 			return syscall.EINVAL
 		}
 		if counted {
@@ -190,13 +190,6 @@ func (f *FS) funcCommand(glob, cmd, args, whole string) error {
 		count = int64(v)
 	}
 	return f.addFuncProbe(glob, cmd, counted, count, system, event)
-}
-
-// hasStaticEvent reports whether events/SYSTEM/EVENT is one of the
-// kernel's events (static or dynamic).
-func (f *FS) hasStaticEvent(system, event string) bool {
-	_, ok := f.findEventAny(f.b.Events(), system, event)
-	return ok
 }
 
 // addFuncProbe registers a command on the functions glob matches: on

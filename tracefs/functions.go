@@ -62,17 +62,40 @@ const (
 
 // funcState is the FS's function tracer state (guarded by FS.mu).
 type funcState struct {
-	// filter and notrace are set_ftrace_filter and set_ftrace_notrace:
-	// indices into the records.
-	filter, notrace map[int]bool
-	// mods are the ":mod:" selections of modules that are not loaded,
-	// kept for when they are (the kernel's cached mod entries).
-	mods, notraceMods []funcMod
-	pids, noPids      map[int]bool
+	// filter and notrace are set_ftrace_filter and set_ftrace_notrace.
+	filter, notrace funcSelection
+	pids, noPids    map[int]bool
 	// probes are the function commands (FUNC:COMMAND), newest first.
 	probes []*funcProbe
 	// running is whether the backend traces function entries now.
 	running bool
+}
+
+// funcSelection is what set_ftrace_filter or set_ftrace_notrace holds:
+// record indices, and the ":mod:" selections of modules that are not
+// loaded, kept for when they are (the kernel's cached mod entries),
+// newest first.
+type funcSelection struct {
+	set  map[int]bool
+	mods []funcMod
+}
+
+// clone is a copy of s that s does not share.
+func (s funcSelection) clone() funcSelection {
+	set := make(map[int]bool, len(s.set))
+	for i := range s.set {
+		set[i] = true
+	}
+	return funcSelection{set: set, mods: slices.Clone(s.mods)}
+}
+
+// sel is set_ftrace_notrace's selection when notrace, else
+// set_ftrace_filter's.
+func (fs *funcState) sel(notrace bool) *funcSelection {
+	if notrace {
+		return &fs.notrace
+	}
+	return &fs.filter
 }
 
 // funcMod is a cached "FUNC:mod:MODULE" selection.
@@ -169,12 +192,12 @@ func (f *FS) functionTraceLocked() *FunctionTrace {
 	recs := f.funcRecords()
 	t := &FunctionTrace{}
 	for i, r := range recs {
-		if len(f.funcs.filter) > 0 || len(f.funcs.mods) > 0 {
-			if !f.funcs.filter[i] {
+		if len(f.funcs.filter.set) > 0 || len(f.funcs.filter.mods) > 0 {
+			if !f.funcs.filter.set[i] {
 				continue
 			}
 		}
-		if f.funcs.notrace[i] {
+		if f.funcs.notrace.set[i] {
 			continue
 		}
 		t.Funcs = append(t.Funcs, r)
@@ -287,10 +310,8 @@ func (f *FS) funcFilterText(notrace bool) string {
 	recs := f.funcRecords()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	set, mods := f.funcs.filter, f.funcs.mods
-	if notrace {
-		set, mods = f.funcs.notrace, f.funcs.notraceMods
-	}
+	sel := f.funcs.sel(notrace)
+	set, mods := sel.set, sel.mods
 	var b strings.Builder
 	if len(set) == 0 && (notrace || len(mods) == 0) {
 		// A filter holding only cached module selections traces
@@ -444,8 +465,7 @@ func (f *FS) clearFuncPids(notrace bool) {
 // takes blanks and at most one word, which a later write may continue.
 type funcRegex struct {
 	notrace bool
-	set     map[int]bool
-	mods    []funcMod
+	funcSelection
 	// word is the word being read; cont is set while a write ended in
 	// its middle.
 	word []byte
@@ -457,20 +477,13 @@ type funcRegex struct {
 
 // openFuncRegex starts an edit of a selection.
 func (f *FS) openFuncRegex(notrace, trunc bool) *funcRegex {
-	rx := &funcRegex{notrace: notrace, set: map[int]bool{}, dirty: true}
+	rx := &funcRegex{notrace: notrace, funcSelection: funcSelection{set: map[int]bool{}}, dirty: true}
 	if trunc {
 		return rx
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	src, mods := f.funcs.filter, f.funcs.mods
-	if notrace {
-		src, mods = f.funcs.notrace, f.funcs.notraceMods
-	}
-	for i := range src {
-		rx.set[i] = true
-	}
-	rx.mods = slices.Clone(mods)
+	rx.funcSelection = f.funcs.sel(notrace).clone()
 	return rx
 }
 
@@ -531,15 +544,10 @@ func (f *FS) writeFuncRegex(rx *funcRegex, p []byte) (int, error) {
 	return read, nil
 }
 
-// closeFuncRegex finishes an edit: a word left unfinished is applied
-// (its error goes nowhere, as the kernel's release has no one to tell),
-// and the selection takes the edited set.
-func (f *FS) closeFuncRegex(rx *funcRegex) {
-	f.commitFuncRegex(rx)
-}
-
-// commitFuncRegex puts the edit in place (a word left unfinished is
-// applied first); the edit can go on from there.
+// commitFuncRegex puts the edit in place, at the close or before (a FUSE
+// close's FLUSH): a word left unfinished is applied first (its error
+// goes nowhere, as the kernel's release has no one to tell); the edit can
+// go on from there.
 func (f *FS) commitFuncRegex(rx *funcRegex) {
 	if !rx.dirty {
 		// Put in place already: a later commit of another open
@@ -551,17 +559,9 @@ func (f *FS) commitFuncRegex(rx *funcRegex) {
 		_ = f.funcWord(rx, string(rx.word))
 		rx.word, rx.cont = rx.word[:0], false
 	}
-	set := make(map[int]bool, len(rx.set))
-	for i := range rx.set {
-		set[i] = true
-	}
-	mods := slices.Clone(rx.mods)
+	sel := rx.funcSelection.clone()
 	f.mu.Lock()
-	if rx.notrace {
-		f.funcs.notrace, f.funcs.notraceMods = set, mods
-	} else {
-		f.funcs.filter, f.funcs.mods = set, mods
-	}
+	*f.funcs.sel(rx.notrace) = sel
 	f.mu.Unlock()
 	f.updateFunctions()
 }
@@ -585,7 +585,7 @@ func (f *FS) funcWord(rx *funcRegex, word string) error {
 		// Commands register on the filter's ops alone.
 		return syscall.EINVAL
 	}
-	return f.funcCommand(fn, command, args, rest)
+	return f.funcCommand(fn, command, rest)
 }
 
 // funcModWord applies "FUNC:mod:MODULE": the functions of the module
