@@ -1,7 +1,6 @@
 package live
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -10,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
 
@@ -245,51 +245,31 @@ func (b *Backend) attachFuncProbe(p *tracefs.FunctionProbe, left map[string]int6
 
 // attachAction attaches one action's program to its entries' functions.
 func (b *Backend) attachAction(r *funcProbeRun, p *tracefs.FunctionProbe, a *probeAction) error {
-	var addrs []uintptr
+	var funcs []kernel.FtraceRecord
 	var cookies []uint64
 	for _, i := range a.entries {
 		if e := p.Entries[i]; e.Func.Addr != 0 {
-			addrs = append(addrs, uintptr(e.Func.Addr))
+			funcs = append(funcs, e.Func)
 			cookies = append(cookies, uint64(i))
 		}
 	}
-	if len(addrs) == 0 {
+	if len(funcs) == 0 {
 		return nil
 	}
-	if b.model.Config("CONFIG_FPROBE") != "n" {
-		prog, err := b.actionProgram(a, r.count, true)
-		if err != nil {
-			return err
-		}
-		l, err := link.KprobeMulti(prog, link.KprobeMultiOptions{Addresses: addrs, Cookies: cookies})
-		if err == nil {
-			r.progs = append(r.progs, prog)
-			r.links = append(r.links, l)
-			return nil
-		}
-		prog.Close()
-		if !errors.Is(err, ebpf.ErrNotSupported) {
-			return fmt.Errorf("attaching to %d functions: %w", len(addrs), err)
-		}
+	prog, links, refused, err := b.attachEntries(funcs, cookies, func(multi bool) (*ebpf.Program, error) {
+		return b.actionProgram(a, r.count, multi)
+	})
+	if prog != nil {
+		r.progs = append(r.progs, prog)
 	}
-	if len(addrs) > funcKprobeMax {
-		return fmt.Errorf("%d functions: without kprobe-multi links ktrace attaches at most %d kprobes: %w", len(addrs), funcKprobeMax, errTooMany)
-	}
-	prog, err := b.actionProgram(a, r.count, false)
+	r.links = append(r.links, links...)
 	if err != nil {
-		return err
+		return fmt.Errorf("%d functions: %w", len(funcs), err)
 	}
-	r.progs = append(r.progs, prog)
-	for _, i := range a.entries {
-		e := p.Entries[i]
-		if e.Func.Addr == 0 {
-			continue
+	for i, e := range refused {
+		if e != nil {
+			return fmt.Errorf("attaching to %s: %w", funcs[i].Name, e)
 		}
-		l, err := link.Kprobe(e.Func.Name, prog, &link.KprobeOptions{Cookie: uint64(i)})
-		if err != nil {
-			return fmt.Errorf("attaching to %s: %w", e.Func.Name, err)
-		}
-		r.links = append(r.links, l)
 	}
 	return nil
 }

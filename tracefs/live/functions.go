@@ -16,6 +16,7 @@ import (
 	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/ktrace-dev/ktrace/tracer"
 )
 
 // The function tracer: one BPF program attached to the entry of every
@@ -53,7 +54,6 @@ const funcKprobeMax = 4096
 type funcTracer struct {
 	prog  *ebpf.Program
 	links []link.Link
-	maps  []*ebpf.Map
 	// pids and noPids are set_ftrace_pid's and set_ftrace_notrace_pid's
 	// tasks (nil: no list), which function-fork grows.
 	pids, noPids *ebpf.Map
@@ -69,8 +69,10 @@ func (ft *funcTracer) close() {
 	for _, p := range ft.forkProgs {
 		p.Close()
 	}
-	for _, m := range ft.maps {
-		m.Close()
+	for _, m := range []*ebpf.Map{ft.pids, ft.noPids} {
+		if m != nil {
+			m.Close()
+		}
 	}
 }
 
@@ -118,20 +120,14 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 			ft.close()
 		}
 	}()
-	pids, err := pidMap(t.Pids, t.Fork)
-	if err != nil {
+	var err error
+	if ft.pids, err = pidMap(t.Pids, t.Fork); err != nil {
 		return nil, err
 	}
-	noPids, err := pidMap(t.NoPids, t.Fork)
-	if err != nil {
+	if ft.noPids, err = pidMap(t.NoPids, t.Fork); err != nil {
 		return nil, err
 	}
-	for _, m := range []*ebpf.Map{pids, noPids} {
-		if m != nil {
-			ft.maps = append(ft.maps, m)
-		}
-	}
-	ft.pids, ft.noPids = pids, noPids
+	pids, noPids := ft.pids, ft.noPids
 	if t.Fork && (pids != nil || noPids != nil) {
 		if err := ft.followForks(pids, noPids); err != nil {
 			return nil, err
@@ -148,54 +144,27 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 		return ft, nil
 	}
 	arch := b.model.Arch()
-	// kprobe-multi links are tried first; a kernel without them
-	// (CONFIG_FPROBE, 6.1) says so when the link is made.
-	if b.model.Config("CONFIG_FPROBE") != "n" {
-		prog, err := funcProgram(st, arch, pids, noPids, true, t.Stack)
-		if err == nil {
-			addrs := make([]uintptr, len(funcs))
-			cookies := make([]uint64, len(funcs))
-			for i, r := range funcs {
-				addrs[i], cookies[i] = uintptr(r.Addr), r.Addr
-			}
-			l, lerr := link.KprobeMulti(prog, link.KprobeMultiOptions{Addresses: addrs, Cookies: cookies})
-			if lerr == nil {
-				ft.prog = prog
-				ft.links = append(ft.links, l)
-				ok = true
-				return ft, nil
-			}
-			prog.Close()
-			err = lerr
-		}
-		if !errors.Is(err, ebpf.ErrNotSupported) {
-			return nil, fmt.Errorf("attaching %d functions with a kprobe-multi link: %w", len(funcs), err)
-		}
-	}
-	if len(funcs) > funcKprobeMax {
-		return nil, fmt.Errorf("%d functions selected: without kprobe-multi links (fprobe) each needs a kprobe of its own, and ktrace attaches at most %d; narrow set_ftrace_filter: %w", len(funcs), funcKprobeMax, errTooMany)
-	}
-	prog, err := funcProgram(st, arch, pids, noPids, false, t.Stack)
-	if err != nil {
-		return nil, err
-	}
-	ft.prog = prog
-	var skipped []string
-	links := make([]link.Link, len(funcs))
-	errs := make([]error, len(funcs))
-	parallel(len(funcs), func(i int) {
-		links[i], errs[i] = link.Kprobe(funcs[i].Name, prog, &link.KprobeOptions{Cookie: funcs[i].Addr})
-	})
+	cookies := make([]uint64, len(funcs))
 	for i, r := range funcs {
-		if errs[i] != nil {
-			sym := r.Name
-			if r.Module != "" {
-				sym = r.Module + ":" + r.Name
-			}
-			skipped = append(skipped, sym)
+		cookies[i] = r.Addr
+	}
+	prog, links, refused, err := b.attachEntries(funcs, cookies, func(multi bool) (*ebpf.Program, error) {
+		return funcProgram(st, arch, pids, noPids, multi, t.Stack)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%d functions selected: %w", len(funcs), err)
+	}
+	ft.prog, ft.links = prog, append(ft.links, links...)
+	var skipped []string
+	for i, e := range refused {
+		if e == nil {
 			continue
 		}
-		ft.links = append(ft.links, links[i])
+		sym := funcs[i].Name
+		if funcs[i].Module != "" {
+			sym = funcs[i].Module + ":" + sym
+		}
+		skipped = append(skipped, sym)
 	}
 	if len(skipped) > 0 && b.warn != nil {
 		ex := skipped
@@ -204,7 +173,7 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 		}
 		fmt.Fprintf(b.warn, "ktrace: function tracer: %d of %d functions are not traced, the kernel refused a kprobe on them (%v...)\n", len(skipped), len(funcs), ex)
 	}
-	if len(ft.links) == 0 {
+	if len(links) == 0 {
 		return nil, fmt.Errorf("no kprobe could be attached to the %d functions selected: %w", len(funcs), errTooMany)
 	}
 	ok = true
@@ -347,6 +316,52 @@ func (b *Backend) FunctionTracePids() (pids, noPids []int, ok bool) {
 	return read(b.funcs.pids), read(b.funcs.noPids), true
 }
 
+// attachEntries attaches a program, loaded by load for the kind of link,
+// to the entries of funcs, each with its attach cookie: through one
+// kprobe-multi link where the kernel has them (fprobe), else through a
+// kprobe per function, at most funcKprobeMax of them. refused holds, by
+// function, why the kernel refused its kprobe (nil: attached; the others
+// stay attached).
+func (b *Backend) attachEntries(funcs []kernel.FtraceRecord, cookies []uint64, load func(multi bool) (*ebpf.Program, error)) (prog *ebpf.Program, links []link.Link, refused []error, err error) {
+	if b.model.Config("CONFIG_FPROBE") != "n" {
+		// A kernel without kprobe-multi links (6.1) says so when the
+		// link is made.
+		prog, err := load(true)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		addrs := make([]uintptr, len(funcs))
+		for i, r := range funcs {
+			addrs[i] = uintptr(r.Addr)
+		}
+		l, err := link.KprobeMulti(prog, link.KprobeMultiOptions{Addresses: addrs, Cookies: cookies})
+		if err == nil {
+			return prog, []link.Link{l}, nil, nil
+		}
+		prog.Close()
+		if !errors.Is(err, ebpf.ErrNotSupported) {
+			return nil, nil, nil, fmt.Errorf("attaching a kprobe-multi link: %w", err)
+		}
+	}
+	if len(funcs) > funcKprobeMax {
+		return nil, nil, nil, fmt.Errorf("without kprobe-multi links (fprobe) each function needs a kprobe of its own, and ktrace attaches at most %d; narrow set_ftrace_filter: %w", funcKprobeMax, errTooMany)
+	}
+	if prog, err = load(false); err != nil {
+		return nil, nil, nil, err
+	}
+	all := make([]link.Link, len(funcs))
+	refused = make([]error, len(funcs))
+	parallel(len(funcs), func(i int) {
+		all[i], refused[i] = link.Kprobe(funcs[i].Name, prog, &link.KprobeOptions{Cookie: cookies[i]})
+	})
+	for i := range funcs {
+		if refused[i] == nil {
+			links = append(links, all[i])
+		}
+	}
+	return prog, links, refused, nil
+}
+
 // errTooMany is the errno of a selection that cannot be traced as a
 // whole: ENOMEM, as an allocation the kernel could not make.
 var errTooMany = syscall.ENOMEM
@@ -478,6 +493,7 @@ type funcLast struct {
 func (b *Backend) funcEntry(line []byte, cpu uint32, ts uint64, pid int, comm string, r []byte) []byte {
 	ip := binary.LittleEndian.Uint64(r[0:])
 	parent := binary.LittleEndian.Uint64(r[8:])
+	o := b.funcOpts()
 	noRepeats := b.optionOn("func-no-repeats", false)
 	b.fnMu.Lock()
 	if b.fnLast == nil {
@@ -498,33 +514,45 @@ func (b *Backend) funcEntry(line []byte, cpu uint32, ts uint64, pid int, comm st
 	b.fnMu.Unlock()
 	if rep.count > 0 {
 		line = appendFuncContext(line[:0], cpu, ts, r[16] != 0)
-		line = b.appendFuncName(line, rep.ip, rep.parent)
+		line = b.appendFuncName(line, rep.ip, rep.parent, o)
 		line = fmt.Appendf(line, " (repeats: %d, last_ts: %5d.%06d)", rep.count, rep.ts/1e9, rep.ts%1e9/1e3)
 		b.Record(ts, pid, comm, line)
 	}
-	line = b.funcEntryText(line[:0], cpu, ts, r)
+	line = b.funcEntryText(line[:0], cpu, ts, r, o)
 	b.Record(ts, pid, comm, line)
 	return line
+}
+
+// funcTextOpts are the trace options a function entry's text depends on,
+// read once per entry.
+type funcTextOpts struct{ parent, offset, addr bool }
+
+func (b *Backend) funcOpts() funcTextOpts {
+	return funcTextOpts{
+		parent: b.optionOn("print-parent", true),
+		offset: b.optionOn("sym-offset", false),
+		addr:   b.optionOn("sym-addr", false),
+	}
 }
 
 // funcEntryText appends a function entry's text: the function, and its
 // caller under the print-parent option, each as seq_print_ip_sym prints
 // it (sym-offset and sym-addr options).
-func (b *Backend) funcEntryText(line []byte, cpu uint32, ts uint64, r []byte) []byte {
+func (b *Backend) funcEntryText(line []byte, cpu uint32, ts uint64, r []byte, o funcTextOpts) []byte {
 	ip := binary.LittleEndian.Uint64(r[0:])
 	parent := binary.LittleEndian.Uint64(r[8:])
 	irqsOff := r[16] != 0
 	line = appendFuncContext(line, cpu, ts, irqsOff)
-	return b.appendFuncName(line, ip, parent)
+	return b.appendFuncName(line, ip, parent, o)
 }
 
 // appendFuncName is print_fn_trace: the function, and its caller under
 // the print-parent option.
-func (b *Backend) appendFuncName(line []byte, ip, parent uint64) []byte {
-	line = b.appendIPSym(line, ip)
-	if parent != 0 && b.optionOn("print-parent", true) {
+func (b *Backend) appendFuncName(line []byte, ip, parent uint64, o funcTextOpts) []byte {
+	line = b.appendIPSym(line, ip, o)
+	if parent != 0 && o.parent {
 		line = append(line, " <-"...)
-		line = b.appendIPSym(line, parent)
+		line = b.appendIPSym(line, parent, o)
 	}
 	return line
 }
@@ -540,7 +568,7 @@ func (b *Backend) optionOn(name string, def bool) bool {
 // appendIPSym is seq_print_ip_sym: the symbol (with +OFF/SIZE and
 // module under sym-offset), or the address as 0x%08lx when no symbol
 // covers it; under sym-addr the address follows in angle brackets.
-func (b *Backend) appendIPSym(line []byte, ip uint64) []byte {
+func (b *Backend) appendIPSym(line []byte, ip uint64, o funcTextOpts) []byte {
 	if ip == 0 {
 		return append(line, '0')
 	}
@@ -552,7 +580,7 @@ func (b *Backend) appendIPSym(line []byte, ip uint64) []byte {
 	switch {
 	case !found:
 		line = fmt.Appendf(line, "0x%08x", ip)
-	case b.optionOn("sym-offset", false):
+	case o.offset:
 		line = fmt.Appendf(line, "%s+0x%x/0x%x", s.Name, ip-s.Addr, s.Size)
 		if s.Module != "" {
 			line = fmt.Appendf(line, " [%s]", s.Module)
@@ -560,7 +588,7 @@ func (b *Backend) appendIPSym(line []byte, ip uint64) []byte {
 	default:
 		line = append(line, s.Name...)
 	}
-	if b.optionOn("sym-addr", false) {
+	if o.addr {
 		line = fmt.Appendf(line, " <%016x>", ip)
 	}
 	return line
@@ -664,50 +692,28 @@ func (b *Backend) appendFuncStack(line, raw []byte, num uint32) []byte {
 	if size > 0 {
 		pcs = stackPCs(raw, 0, int(size)/8, bpfcode.StackFrames)
 	}
-	var names []string
+	frames := make([]tracer.Frame, len(pcs))
 	first := 0
 	for i, pc := range pcs {
-		name := ""
+		frames[i].PC = pc
 		if b.model != nil {
 			if s, ok := b.model.LookupAddr(pc); ok {
-				name = s.Name
+				frames[i] = tracer.Frame{PC: pc, Name: s.Name, Off: pc - s.Addr, Size: s.Size, Module: s.Module}
 			}
 		}
-		names = append(names, name)
-		if probeHandlers[name] {
+		if probeHandlers[frames[i].Name] {
 			first = i + 1
 		}
 	}
 	offset := b.optionOn("sym-offset", false)
 	line = append(line, "<stack trace>"...)
-	for i := first; i < len(pcs); i++ {
+	for i := first; i < len(frames); i++ {
 		line = append(line, "\n => "...)
-		if i == first && names[i] == "" && num == funcStackNum && b.model != nil && strings.HasPrefix(b.model.Release(), "6.12") {
+		if i == first && frames[i].Name == "" && num == funcStackNum && b.model != nil && strings.HasPrefix(b.model.Release(), "6.12") {
 			line = append(line, "[FTRACE TRAMPOLINE]"...)
 			continue
 		}
-		line = b.appendFrame(line, pcs[i], offset)
-	}
-	return line
-}
-
-// appendFrame is one frame of a stack entry: the symbol (+OFF/SIZE under
-// sym-offset), or the address.
-func (b *Backend) appendFrame(line []byte, pc uint64, offset bool) []byte {
-	var s kernel.Symbol
-	ok := false
-	if b.model != nil {
-		s, ok = b.model.LookupAddr(pc)
-	}
-	if !ok {
-		return fmt.Appendf(line, "0x%x", pc)
-	}
-	line = append(line, s.Name...)
-	if offset {
-		line = fmt.Appendf(line, "+0x%x/0x%x", pc-s.Addr, s.Size)
-	}
-	if s.Module != "" {
-		line = fmt.Appendf(line, " [%s]", s.Module)
+		line = append(line, frames[i].Text(offset)...)
 	}
 	return line
 }

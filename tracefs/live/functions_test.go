@@ -49,7 +49,7 @@ func TestFuncEntryText(t *testing.T) {
 		{options{"print-parent": true, "sym-addr": true}, "kernel_clone <ffffffff810c2254> <-__do_sys_clone <ffffffff810c26f6>"},
 	} {
 		b := &Backend{model: m, TraceOptions: c.opts}
-		got := string(b.funcEntryText(nil, 0, 22182226000, rec))
+		got := string(b.funcEntryText(nil, 0, 22182226000, rec, b.funcOpts()))
 		if want := " [000] .....    22.182226: " + c.want; got != want {
 			t.Errorf("%v:\n got %q\nwant %q", c.opts, got, want)
 		}
