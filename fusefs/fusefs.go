@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"log"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,6 +59,9 @@ type Server struct {
 	srv  *fuse.Server
 	once sync.Once
 	err  error
+	// proxied: ktrace holds the device (devproxy.go); go-fuse serves a
+	// socket and cannot unmount.
+	proxied bool
 }
 
 // Mount mounts fsys on dir and starts serving it. The mount is ready when
@@ -87,30 +91,33 @@ func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
 		AttrTimeout:     &zero,
 		NegativeTimeout: &zero,
 	}
-	raw := &streamGuard{RawFileSystem: gofs.NewNodeFS(root, fo), streams: map[uint64]bool{}}
-	srv, err := fuse.NewServer(raw, dir, &fo.MountOptions)
+	raw := newStreamGuard(gofs.NewNodeFS(root, fo))
+	root.t.guard = raw
+	srv, proxied, err := serve(dir, raw, fo.MountOptions, opts.SelfAccess)
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
 	}
-	// NewServer has mounted and answered the kernel's INIT: the mount
-	// answers. go-fuse's WaitMount would now open a file in it (its poll
-	// workaround, for servers that read their own mount, which this one
-	// never does). A server killed while it holds a file of its own mount
-	// open cannot exit: exit closes its files first, the close of that
-	// one sends a FLUSH that only the dying server could answer, and the
-	// release of /dev/fuse that would abort the connection comes after
-	// (seen: a mount killed right after it came up stayed in D state, and
-	// its mount hung). So no WaitMount, unless this process reads its
-	// own mount (Options.SelfAccess).
+	// The mount answers: the kernel's INIT has been answered. go-fuse's
+	// WaitMount would now open a file in it (its poll workaround, for
+	// servers that read their own mount, which this one never does). A
+	// server killed while it holds a file of its own mount open cannot
+	// exit: exit closes its files first, the close of that one sends a
+	// FLUSH that only the dying server could answer, and the release of
+	// /dev/fuse that would abort the connection comes after (seen: a
+	// mount killed right after it came up stayed in D state, and its
+	// mount hung). So no WaitMount, unless this process reads its own
+	// mount (Options.SelfAccess) and go-fuse reads the device itself; the
+	// device proxy answers the poll requests of a SelfAccess server with
+	// ENOSYS on its own.
 	closeOnExecDevice()
 	go srv.Serve()
-	if opts.SelfAccess {
+	if opts.SelfAccess && !proxied {
 		if err := srv.WaitMount(); err != nil {
 			srv.Unmount()
 			return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
 		}
 	}
-	return &Server{t: root.t, dir: dir, srv: srv}, nil
+	return &Server{t: root.t, dir: dir, srv: srv, proxied: proxied}, nil
 }
 
 // closeOnExecDevice marks this process's /dev/fuse descriptors
@@ -156,7 +163,7 @@ func (s *Server) Unmount() error {
 	s.once.Do(func() {
 		var err error
 		for i := 0; i < 10; i++ {
-			if err = s.srv.Unmount(); err == nil {
+			if err = s.unmountOnce(); err == nil {
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -166,6 +173,51 @@ func (s *Server) Unmount() error {
 		}
 	})
 	return s.err
+}
+
+// unmountOnce tries to unmount, and when that worked waits for the
+// server's loops to end.
+func (s *Server) unmountOnce() error {
+	if !s.proxied {
+		return s.srv.Unmount()
+	}
+	if err := syscall.Unmount(s.dir, 0); err != nil {
+		return err
+	}
+	// The connection ends with the mount: the proxy finds ENODEV and
+	// ends go-fuse's loops.
+	s.srv.Wait()
+	return nil
+}
+
+// serve mounts dir and makes go-fuse's server for it. Where ktrace may
+// mount by itself (CAP_SYS_ADMIN), it holds the device and go-fuse
+// serves the proxy's socket (proxied); otherwise go-fuse mounts (through
+// fusermount) and serves the device, and poll(2) finds every file always
+// ready.
+func serve(dir string, raw *streamGuard, mo fuse.MountOptions, selfAccess bool) (srv *fuse.Server, proxied bool, err error) {
+	dev, merr := mountDevice(dir, &mo)
+	if merr != nil {
+		srv, err = fuse.NewServer(raw, dir, &mo)
+		return srv, false, err
+	}
+	p, fd, err := startProxy(dev, raw, selfAccess)
+	if err != nil {
+		syscall.Unmount(dir, syscall.MNT_DETACH)
+		syscall.Close(dev)
+		return nil, false, err
+	}
+	mo.DirectMount = false
+	mo.DisableSplice = true
+	// go-fuse's readers find end of file when the proxy stops.
+	mo.Logger = log.New(&dropLines{w: os.Stderr, drop: []byte("Failed to read from fuse conn: 22=invalid argument")}, "", log.LstdFlags)
+	srv, err = fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", fd), &mo)
+	if err != nil {
+		p.stop()
+		syscall.Unmount(dir, syscall.MNT_DETACH)
+		return nil, false, err
+	}
+	return srv, true, nil
 }
 
 // ErrMounted reports that a mount point already holds a live ktrace mount.
@@ -325,6 +377,9 @@ type tree struct {
 	// file handle, and the truncation of set_ftrace_filter belongs to
 	// the open that asked for it (guarded by mu).
 	edits map[editKey]*handle
+	// guard is the mount's raw file system wrapper, which keeps the open
+	// handles by FUSE file handle.
+	guard *streamGuard
 }
 
 // editKey is a path and the process that opened it.
@@ -561,6 +616,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		h.SetCaller(int(c.Pid))
 	}
 	fh, flags := newHandle(n.t, h, n.path)
+	n.t.opened(ctx, fh)
 	if h.Edits() {
 		n.t.noteEdit(n.path, fh, ctx)
 	}
@@ -653,6 +709,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	child := &node{t: n.t, path: p}
 	st := gofs.StableAttr{Mode: out.Attr.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
 	fh, flags := newHandle(n.t, h, p)
+	n.t.opened(ctx, fh)
 	if h.Edits() {
 		n.t.noteEdit(p, fh, ctx)
 	}
@@ -677,6 +734,35 @@ var (
 	_ gofs.FileFlusher  = (*handle)(nil)
 	_ gofs.FileReleaser = (*handle)(nil)
 )
+
+// opened tells the raw wrapper which handle the request of ctx opened.
+func (t *tree) opened(ctx context.Context, h *handle) {
+	if t.guard == nil {
+		return
+	}
+	// go-fuse's request context is done on its cancel channel.
+	t.guard.opened(ctx.Done(), h)
+}
+
+// poll answers poll(2) on the file (tracefs.File.Poll). trace_pipe's
+// answer may wait for the backend, so it runs outside fsmu as its reads
+// do.
+func (h *handle) poll() uint32 {
+	if !h.pipe {
+		h.t.fsmu.Lock()
+		defer h.t.fsmu.Unlock()
+	}
+	return h.f.Poll()
+}
+
+// pollReady is tracefs.File.PollReady for a waiting poller.
+func (h *handle) pollReady(events uint32) bool {
+	if !h.pipe {
+		h.t.fsmu.Lock()
+		defer h.t.fsmu.Unlock()
+	}
+	return h.f.PollReady(events)
+}
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if h.pipe {

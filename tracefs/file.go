@@ -45,6 +45,9 @@ type File struct {
 	// rx is the edit of set_ftrace_filter or set_ftrace_notrace an open
 	// for writing makes, put in place at the close.
 	rx *funcRegex
+	// lastRead and lastAct are a hist file's hit counts as of its last
+	// read, and as of its open, last read or last poll (Poll).
+	lastRead, lastAct uint64
 }
 
 // SetCaller names the process that uses the handle (a FUSE request's
@@ -122,6 +125,8 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 		f.mu.Lock()
 		f.pipeReaders++
 		f.mu.Unlock()
+	case n.kind == nEvHist && f.texts.histPoll:
+		h.lastAct = f.histHits(n)
 	}
 	if n.kind == nTrace && flag&syscall.O_ACCMODE != syscall.O_WRONLY && f.optionOn("pause-on-trace") {
 		// What was traced before the open is in the kernel's buffer when
@@ -194,6 +199,10 @@ func (h *File) ReadContext(ctx context.Context, p []byte) (int, error) {
 	if !h.loaded {
 		h.buf = []byte(h.fs.content(h.n))
 		h.loaded = true
+		if h.n.kind == nEvHist && h.fs.texts.histPoll {
+			h.lastRead = h.fs.histHits(h.n)
+			h.lastAct = h.lastRead
+		}
 	}
 	if h.off >= int64(len(h.buf)) {
 		return 0, io.EOF

@@ -17,15 +17,20 @@ type releaseTexts struct {
 	name                    string
 	readme                  string
 	headerEvent, headerPage string
+	// histPoll: the hist files answer poll(2) (POLLIN after a hit since
+	// the last read, POLLPRI after one since the last poll); without it
+	// they are always ready, as a file with no poll method.
+	histPoll bool
 }
 
 // knownTexts is ordered oldest first.
 var knownTexts = []struct {
 	major, minor int
 	name         string
+	histPoll     bool
 }{
-	{6, 1, "6.1"},
-	{6, 12, "6.12"},
+	{6, 1, "6.1", false},
+	{6, 12, "6.12", true},
 }
 
 func mustText(name string) string {
@@ -55,6 +60,7 @@ func textsFor(major, minor int) *releaseTexts {
 		readme:      mustText("README-" + pick.name),
 		headerEvent: mustText("header_event-" + pick.name),
 		headerPage:  mustText("header_page-" + pick.name),
+		histPoll:    pick.histPoll,
 	}
 }
 

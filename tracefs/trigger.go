@@ -29,6 +29,10 @@ type HistBackend interface {
 	// HistTable is the histogram of hist trigger t of the event; nil
 	// when nothing was counted.
 	HistTable(group, name string, t *trigger.Trigger) *trigger.Table
+	// HistHits is the hits hist trigger t of the event counted (its
+	// table's Totals), read without the table: a poller of the hist
+	// file asks often.
+	HistHits(group, name string, t *trigger.Trigger) uint64
 	// HistNames resolves the names of .sym, .sym-offset and .syscall
 	// keys.
 	HistNames() trigger.Names

@@ -449,6 +449,20 @@ func (h *Hist) resetCounts() error {
 	return nil
 }
 
+// Hits reads the hits the histogram counted, summed over the CPUs (its
+// table's Totals: Hits).
+func (h *Hist) Hits() (uint64, error) {
+	var per [][2]uint64
+	if err := h.counts.Lookup(uint32(0), &per); err != nil {
+		return 0, fmt.Errorf("tracer: histogram counts: %w", err)
+	}
+	var n uint64
+	for _, c := range per {
+		n += c[0]
+	}
+	return n, nil
+}
+
 // Table reads the histogram. names resolves the frames of a stacktrace
 // key, whose entries are merged by the key the kernel would have made.
 func (h *Hist) Table(names trigger.Names) (*trigger.Table, error) {

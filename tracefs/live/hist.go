@@ -310,6 +310,25 @@ func (b *Backend) HistTable(group, name string, t *trigger.Trigger) *trigger.Tab
 	return tab
 }
 
+// HistHits is the hits the histogram of t counted so far (0 when it has
+// none, or its counts cannot be read).
+func (b *Backend) HistHits(group, name string, t *trigger.Trigger) uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h := b.hists.of[t]
+	if h == nil {
+		return 0
+	}
+	n, err := h.Hits()
+	if err != nil {
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: hist %s/%s: %v\n", group, name, err)
+		}
+		return 0
+	}
+	return n
+}
+
 // HistNames resolves .sym and .syscall keys through the kernel model.
 func (b *Backend) HistNames() trigger.Names { return b.model }
 
