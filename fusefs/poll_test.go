@@ -1,8 +1,11 @@
 package fusefs_test
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -151,5 +154,54 @@ func TestPollSelfAccess(t *testing.T) {
 	mnt, _ := mountWorld(t, w, fusefs.Options{})
 	if got := pollFile(t, filepath.Join(mnt, "trace_pipe"), unix.POLLIN, time.Second); got != unix.POLLIN {
 		t.Errorf("trace_pipe: revents %#x, want POLLIN", got)
+	}
+}
+
+// TestGoReader: a Go program reads trace_pipe on the mount with os.Open
+// and Read, as it would on tracefs, and gets the next entry. The Go
+// runtime registers the file with epoll (a poll request to the mount)
+// and makes it non-blocking with fcntl, which FUSE does not pass on: the
+// read waits in the mount, where on tracefs it fails with EAGAIN and the
+// runtime waits in epoll.
+func TestGoReader(t *testing.T) {
+	if mnt := os.Getenv("KTRACE_GO_READER"); mnt != "" {
+		f, err := os.Open(filepath.Join(mnt, "trace_pipe"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		buf := make([]byte, 4096)
+		n, err := f.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Stdout.Write(buf[:n])
+		return
+	}
+	w := newRecordingWorld(t, "6.12")
+	fsWrite(t, w.fs, "kprobe_events", "p:myev vfs_read\n")
+	fsWrite(t, w.fs, "events/kprobes/myev/enable", "1\n")
+	mnt := mountServing(t, w)
+	defer fsWrite(t, w.fs, "events/kprobes/myev/enable", "0\n")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGoReader$", "-test.v")
+	cmd.Env = append(os.Environ(), "KTRACE_GO_READER="+mnt)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(500 * time.Millisecond)
+	w.fs.Record(1, []byte("from the backend"))
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(out.String(), "from the backend\n") {
+			t.Errorf("reader: %v\n%s", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the Go reader did not see the entry:\n%s", out.String())
 	}
 }
