@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,5 +132,29 @@ func BenchmarkMountAppend(b *testing.B) {
 		if _, err := f.WriteString("-:bench\n"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMountRead measures a small file read through the mount per
+// iteration: open, read and close of kprobe_events holding one
+// definition (five FUSE requests: LOOKUP is cached).
+func BenchmarkMountRead(b *testing.B) {
+	requireFUSE(b)
+	w := newWorld(b, "6.12")
+	mnt, _ := mountWorld(b, w, fusefs.Options{})
+	name := filepath.Join(mnt, "kprobe_events")
+	if err := os.WriteFile(name, []byte("p:bench vfs_read\n"), 0); err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for b.Loop() {
+		fd, err := syscall.Open(name, syscall.O_RDONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n, err := syscall.Read(fd, buf); err != nil || n == 0 {
+			b.Fatalf("read = %d, %v", n, err)
+		}
+		syscall.Close(fd)
 	}
 }
