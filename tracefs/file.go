@@ -509,6 +509,8 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		return f.writeBufferSize(p)
 	case nTraceClock:
 		return f.writeTraceClock(p)
+	case nTracingCpumask:
+		return f.writeCPUMask(p)
 	case nTraceOptions:
 		return f.writeTraceOptions(p)
 	case nOption:
@@ -643,6 +645,8 @@ func (f *FS) content(n node) string {
 		return f.snapshotText()
 	case nTracePipe:
 		return ""
+	case nTracingCpumask:
+		return f.cpumaskText()
 	case nTracingOn:
 		// A snapshot trigger that found no spare buffer stopped
 		// tracing (applied when the records are taken).

@@ -59,6 +59,8 @@ type FS struct {
 	b       Backend
 	texts   *releaseTexts
 	cpus    int
+	// cpumask is tracing_cpumask (nil: every CPU), guarded by mu.
+	cpumask cpuMask
 	clock   func() time.Duration
 	created time.Time
 	// pipeBlocks is Options.PipeBlocks.
@@ -233,6 +235,7 @@ const (
 	nSetEventPid
 	nSetEventNotracePid
 	nTraceClock
+	nTracingCpumask
 	nTraceMarker
 	nTraceOptions
 	nSnapshot
@@ -285,6 +288,7 @@ var rootEntries = []entry{
 	{"trace_marker", nTraceMarker, modeMarker},
 	{"trace_options", nTraceOptions, modeWrite},
 	{"trace_pipe", nTracePipe, modeRead},
+	{"tracing_cpumask", nTracingCpumask, modeWrite},
 	{"tracing_on", nTracingOn, modeWrite},
 	{"uprobe_events", nUprobeEvents, modeWrite},
 	{"uprobe_profile", nUprobeProfile, modeRead},

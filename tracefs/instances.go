@@ -54,6 +54,7 @@ var instanceEntries = []entry{
 	{"trace_marker", nTraceMarker, modeMarker},
 	{"trace_options", nTraceOptions, modeWrite},
 	{"trace_pipe", nTracePipe, modeRead},
+	{"tracing_cpumask", nTracingCpumask, modeWrite},
 	{"tracing_on", nTracingOn, modeWrite},
 }
 

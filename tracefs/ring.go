@@ -164,6 +164,12 @@ func (f *FS) record(e traceEntry, comm string) bool {
 	if e.task && !e.marker && !f.pidTraced(e.pid) {
 		return false
 	}
+	if cpu := entryCPU(e.text); cpu >= 0 && cpu < f.cpus && !f.cpuMaskLocked().has(cpu) {
+		// tracing_cpumask: the CPU's buffer does not record. (An
+		// emulated entry may name a CPU of this machine that the
+		// kernel model lacks; no mask bit covers it.)
+		return false
+	}
 	if e.task {
 		if f.comms == nil {
 			f.comms = map[int]string{}
