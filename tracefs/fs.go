@@ -56,9 +56,9 @@ type Options struct {
 
 // FS is one emulated tracefs instance.
 type FS struct {
-	b       Backend
-	texts   *releaseTexts
-	cpus    int
+	b     Backend
+	texts *releaseTexts
+	cpus  int
 	// cpumask is tracing_cpumask (nil: every CPU), guarded by mu.
 	cpumask cpuMask
 	clock   func() time.Duration
