@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -149,6 +150,17 @@ func start(ctx context.Context, cfg Config, res *resource.Resource, exp sdklog.E
 	return e, nil
 }
 
+// background gives the calling goroutine a thread of its own at the
+// lowest CPU priority (nice 19), for the rest of its life (the thread ends
+// with it). The export's conversion and sending then take the CPU the
+// traced workload and the ring buffer reader leave: under load the export
+// falls behind and its queue drops records (counted), instead of slowing
+// what is traced. A thread whose priority cannot be lowered runs as it is.
+func background() {
+	runtime.LockOSThread()
+	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+}
+
 // wallOffset is CLOCK_REALTIME - CLOCK_MONOTONIC now, in nanoseconds: the
 // records' times are bpf_ktime_get_ns, the monotonic clock.
 func wallOffset() int64 {
@@ -190,6 +202,7 @@ func (e *Exporter) Event(d *tracer.Decoder, r *tracer.Record) {
 // empty, closing the batch channel.
 func (e *Exporter) work() {
 	defer close(e.batches)
+	background()
 	tick := time.NewTicker(e.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -266,6 +279,7 @@ func (*template) ForceFlush(context.Context) error                       { retur
 // by then, or once Shutdown gave up waiting, is dropped and counted.
 func (e *Exporter) send() {
 	defer close(e.done)
+	background()
 	for b := range e.batches {
 		e.exportBatch(b)
 	}
