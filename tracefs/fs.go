@@ -61,8 +61,11 @@ type FS struct {
 	cpus  int
 	// cpumask is tracing_cpumask (nil: every CPU), guarded by mu.
 	cpumask cpuMask
-	clock   func() time.Duration
-	created time.Time
+	// pipeGraph prints trace_pipe's function_graph records (guarded by
+	// mu; reset when the tracer changes).
+	pipeGraph *graphPrinter
+	clock     func() time.Duration
+	created   time.Time
 	// pipeBlocks is Options.PipeBlocks.
 	pipeBlocks bool
 	// perms are the release's permissions, root and mount the owner and

@@ -34,6 +34,9 @@ type FunctionTrace struct {
 	Stack bool
 	// Fork: the pid lists follow forks (the function-fork option).
 	Fork bool
+	// Graph: the function_graph tracer, which records each function's
+	// return too (FS.RecordGraph), instead of the function tracer.
+	Graph bool
 }
 
 // FunctionPidReader is a function tracer whose pid lists change as it
@@ -58,6 +61,7 @@ const maxTracerSize = 100
 const (
 	tracerNop      = "nop"
 	tracerFunction = "function"
+	tracerGraph    = "function_graph"
 )
 
 // funcState is the FS's function tracer state (guarded by FS.mu).
@@ -67,8 +71,9 @@ type funcState struct {
 	pids, noPids    map[int]bool
 	// probes are the function commands (FUNC:COMMAND), newest first.
 	probes []*funcProbe
-	// running is whether the backend traces function entries now.
-	running bool
+	// running is whether the backend traces function entries now;
+	// graph, whether as the function_graph tracer.
+	running, graph bool
 }
 
 // funcSelection is what set_ftrace_filter or set_ftrace_notrace holds:
@@ -120,13 +125,22 @@ func (f *FS) funcRecords() []kernel.FtraceRecord {
 func (f *FS) hasFunctions() bool { return f.made.Functions != nil }
 
 // availableTracers lists the tracers, as available_tracers does: the
-// function tracer where the FS has it, and nop.
+// function_graph and function tracers where the FS has them, and nop.
+// An instance of 6.1 cannot run function_graph (the tracer allows
+// instances from 6.12 on; seen in both kernels' instances).
 func (f *FS) availableTracers() []string {
-	if f.hasFunctions() {
+	if !f.hasFunctions() {
+		return []string{tracerNop}
+	}
+	if f.parent != nil && f.texts.name == "6.1" {
 		return []string{tracerFunction, tracerNop}
 	}
-	return []string{tracerNop}
+	return []string{tracerGraph, tracerFunction, tracerNop}
 }
+
+// isFuncTracer reports whether a tracer is the function tracer or the
+// function_graph tracer, which the function selection steers.
+func isFuncTracer(name string) bool { return name == tracerFunction || name == tracerGraph }
 
 // tracerName is current_tracer.
 func (f *FS) tracerName() string {
@@ -172,12 +186,15 @@ func (f *FS) writeCurrentTracer(p []byte) (int, error) {
 	f.mu.Lock()
 	f.tracer = tracerNop
 	f.mu.Unlock()
-	if cur == tracerFunction {
+	if isFuncTracer(cur) {
 		f.stopFunctions()
 	}
 	f.clearTrace()
-	if name == tracerFunction {
-		if err := f.startFunctions(); err != nil {
+	f.mu.Lock()
+	f.pipeGraph = nil
+	f.mu.Unlock()
+	if isFuncTracer(name) {
+		if err := f.startFunctions(name == tracerGraph); err != nil {
 			return 0, err
 		}
 	}
@@ -212,16 +229,23 @@ func (f *FS) functionTraceLocked() *FunctionTrace {
 	if i, ok := f.option("function-fork"); ok {
 		t.Fork = f.optOn[i]
 	}
+	t.Graph = f.funcs.graph
+	if t.Graph {
+		// func_stack_trace is the function tracer's option.
+		t.Stack = false
+	}
 	return t
 }
 
-// startFunctions starts the backend's function tracer.
-func (f *FS) startFunctions() error {
+// startFunctions starts the backend's function tracer, or function_graph
+// tracer when graph.
+func (f *FS) startFunctions(graph bool) error {
 	ft, ok := f.b.(FunctionTracer)
 	if !ok {
 		return nil
 	}
 	f.mu.Lock()
+	f.funcs.graph = graph
 	t := f.functionTraceLocked()
 	f.mu.Unlock()
 	if err := ft.SetFunctionTrace(t); err != nil {
@@ -253,7 +277,7 @@ func (f *FS) updateFunctions() {
 	f.syncFuncPids()
 	ft, ok := f.b.(FunctionTracer)
 	f.mu.Lock()
-	run := ok && f.tracerLocked() == tracerFunction && f.funcs.running
+	run := ok && isFuncTracer(f.tracerLocked()) && f.funcs.running
 	var t *FunctionTrace
 	if run {
 		t = f.functionTraceLocked()

@@ -306,7 +306,7 @@ func TestFtraceCommands(t *testing.T) {
 
 func TestCurrentTracer(t *testing.T) {
 	f := newFuncFS(t)
-	if got := readString(t, f, "available_tracers"); got != "function nop\n" {
+	if got := readString(t, f, "available_tracers"); got != "function_graph function nop\n" {
 		t.Errorf("available_tracers: %q", got)
 	}
 	for _, c := range []struct {

@@ -19,6 +19,9 @@ type traceEntry struct {
 	task bool
 	// marker: a trace_marker entry, which event pid filters do not drop.
 	marker bool
+	// graph is a function_graph record, printed when the trace is read
+	// (text is empty).
+	graph *GraphRecord
 }
 
 // traceRing is the emulated ring buffer behind trace and trace_pipe. It is
@@ -63,12 +66,11 @@ func (r *traceRing) add(e traceEntry) {
 
 func (r *traceRing) clear() { *r = traceRing{limit: r.limit} }
 
-// take removes and returns the entries' text, oldest first.
-func (r *traceRing) take(comms map[int]string) string {
+// take removes and returns the entries' text, oldest first; g prints the
+// graph records (nil: there are none).
+func (r *traceRing) take(comms map[int]string, g *graphPrinter) string {
 	var b strings.Builder
-	for _, e := range r.entries {
-		e.writeTo(&b, comms)
-	}
+	writeEntries(&b, r.entries, comms, g)
 	r.entries = r.entries[:0]
 	r.bytes = 0
 	return b.String()
@@ -214,11 +216,32 @@ func (f *FS) traceText() string {
 func (f *FS) ringText(r *traceRing) string {
 	var b strings.Builder
 	n := len(r.entries)
-	fmt.Fprintf(&b, traceHeaderFmt, f.tracerLocked(), n, uint64(n)+r.overrun, f.cpus)
-	for i := range r.entries {
-		r.entries[i].writeTo(&b, f.comms)
+	if f.tracerLocked() == tracerGraph {
+		// The graph tracer's own header, and a printer of its own for
+		// each read, as the kernel's graph_trace_open gives one.
+		fl := f.graphFlagsLocked()
+		b.WriteString("# tracer: " + tracerGraph + "\n#\n")
+		b.WriteString(graphHeader(fl))
+		writeEntries(&b, r.entries, f.comms, newGraphPrinter(fl, f.cpus, f.comms))
+		return b.String()
 	}
+	fmt.Fprintf(&b, traceHeaderFmt, f.tracerLocked(), n, uint64(n)+r.overrun, f.cpus)
+	writeEntries(&b, r.entries, f.comms, nil)
 	return b.String()
+}
+
+// pipeGraphLocked is the printer of trace_pipe's graph records, which
+// keeps its state from one read to the next (f.mu held).
+func (f *FS) pipeGraphLocked() *graphPrinter {
+	if f.tracerLocked() != tracerGraph {
+		return nil
+	}
+	if f.pipeGraph == nil {
+		f.pipeGraph = newGraphPrinter(f.graphFlagsLocked(), f.cpus, f.comms)
+	}
+	f.pipeGraph.fl = f.graphFlagsLocked()
+	f.pipeGraph.comms = f.comms
+	return f.pipeGraph
 }
 
 // sync lets a Syncer backend pass on what it holds. It must be called
@@ -285,7 +308,7 @@ func (f *FS) pipeRead(ctx context.Context, nonblock bool, closed func() bool) (s
 		f.sync()
 		f.mu.Lock()
 		if len(f.ring.entries) > 0 {
-			s := f.ring.take(f.comms)
+			s := f.ring.take(f.comms, f.pipeGraphLocked())
 			f.mu.Unlock()
 			return s, nil
 		}

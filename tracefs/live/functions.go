@@ -59,10 +59,16 @@ type funcTracer struct {
 	pids, noPids *ebpf.Map
 	// forkProgs follow forks and frees (function-fork).
 	forkProgs []*ebpf.Program
+	// graph is the function_graph tracer's part (nil for the function
+	// tracer).
+	graph *graphTracer
 }
 
 func (ft *funcTracer) close() {
 	closeLinks(ft.links)
+	if ft.graph != nil {
+		ft.graph.close()
+	}
 	if ft.prog != nil {
 		ft.prog.Close()
 	}
@@ -147,6 +153,13 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 	cookies := make([]uint64, len(funcs))
 	for i, r := range funcs {
 		cookies[i] = r.Addr
+	}
+	if t.Graph {
+		if err := b.attachGraph(st, ft, funcs, cookies, pids, noPids); err != nil {
+			return nil, fmt.Errorf("%d functions selected: %w", len(funcs), err)
+		}
+		ok = true
+		return ft, nil
 	}
 	prog, links, refused, err := b.attachEntries(funcs, cookies, func(multi bool) (*ebpf.Program, error) {
 		return funcProgram(st, arch, pids, noPids, multi, t.Stack)

@@ -37,6 +37,9 @@ type Backend struct {
 	// TraceOptions are the FS's trace options (hash-ptr changes how a
 	// static event's %p prints); nil: the defaults.
 	TraceOptions interface{ OptionOn(name string) bool }
+	// RecordGraph passes a function_graph record to the trace
+	// (tracefs.FS.RecordGraph).
+	RecordGraph func(tracefs.GraphRecord) bool
 	// IgnorePID drops the records of this process (0: none): the server of
 	// a mount plays the kernel, whose own work the kernel does not trace.
 	IgnorePID uint32

@@ -70,6 +70,7 @@ func Open(c Config) *World {
 		unpeer := lb.AddPeer(ib)
 		bind := func(fsys *tracefs.FS) {
 			ib.Record = fsys.RecordTask
+			ib.RecordGraph = fsys.RecordGraph
 			ib.TraceOptions = fsys
 		}
 		release := func() {
@@ -81,6 +82,7 @@ func Open(c Config) *World {
 	}
 	fsys := tracefs.New(lb, opts)
 	lb.Record = fsys.RecordTask
+	lb.RecordGraph = fsys.RecordGraph
 	lb.TraceOptions = fsys
 	return &World{Reg: reg, FS: fsys, Note: Note, Live: true, close: lb.Close}
 }
