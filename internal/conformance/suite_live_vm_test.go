@@ -65,7 +65,7 @@ var liveKnown = map[string]string{
 
 // limitFunctions61 is why the function tracer refuses to trace every
 // function on 6.1.
-const limitFunctions61 = "6.1 has no kprobe-multi links (no fprobe), so the function tracer attaches one kprobe per function, at most 4,096: with the filter empty (35,051 functions) current_tracer refuses function with ENOMEM, where the kernel's own tracer takes them all"
+const limitFunctions61 = "6.1 has no kprobe-multi links (no fprobe), so the function and function_graph tracers attach one kprobe (and kretprobe) per function, at most 4,096: with the filter empty (35,051 functions) current_tracer refuses them with ENOMEM, where the kernel's own tracers take them all"
 
 // formatsScript prints every static event's format file (the tracer's
 // own events under ftrace/ too), each after a "== PATH" line.

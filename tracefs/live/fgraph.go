@@ -182,6 +182,9 @@ func (b *Backend) attachReturns(funcs []kernel.FtraceRecord, cookies []uint64, l
 			return nil, nil, fmt.Errorf("attaching a kprobe-multi return link: %w", err)
 		}
 	}
+	if len(funcs) > funcKprobeMax {
+		return nil, nil, fmt.Errorf("without kprobe-multi links (fprobe) each function needs a kretprobe of its own, and ktrace attaches at most %d; narrow set_ftrace_filter: %w", funcKprobeMax, errTooMany)
+	}
 	prog, err := load(false)
 	if err != nil {
 		return nil, nil, err
