@@ -131,6 +131,8 @@ type graphCPU struct {
 	lastPid  int
 	depthIRQ int
 	enter    map[int]string
+	// depth is where a comment line goes (the kernel's cpu_data->depth).
+	depth int
 }
 
 // graphPrinter prints graph records in trace order, keeping the state
@@ -333,12 +335,14 @@ func (g *graphPrinter) entry(b *strings.Builder, r, leaf *GraphRecord) {
 	c := g.cpu(r.CPU)
 	indent := strings.Repeat(" ", 2*max(r.Depth, 0))
 	if leaf != nil {
+		c.depth = r.Depth - 1
 		delete(c.enter, r.Depth)
 		g.duration(b, leaf.TS-leaf.CallTime, graphFillNone)
 		b.WriteString(indent + r.Func + "();\n")
 		g.irqArrow(b, leaf, "<==========")
 		return
 	}
+	c.depth = r.Depth
 	c.enter[r.Depth] = r.Func
 	g.duration(b, 0, graphFillFull)
 	b.WriteString(indent + r.Func + "() {\n")
@@ -350,6 +354,7 @@ func (g *graphPrinter) ret(b *strings.Builder, r *GraphRecord) {
 		return
 	}
 	c := g.cpu(r.CPU)
+	c.depth = r.Depth - 1
 	match := c.enter[r.Depth] == r.Func
 	delete(c.enter, r.Depth)
 	g.prologue(b, r, false)
@@ -364,6 +369,30 @@ func (g *graphPrinter) ret(b *strings.Builder, r *GraphRecord) {
 		fmt.Fprintf(b, " (Overruns: %d)\n", r.Overrun)
 	}
 	g.irqArrow(b, r, "<==========")
+}
+
+// comment is print_graph_comment: another event's line under the graph
+// tracer, its text after the context columns between "/* " and " */",
+// indented one level below the CPU's current call.
+func (g *graphPrinter) comment(b *strings.Builder, e *traceEntry) {
+	body := e.text
+	if i := strings.Index(body, ": "); i >= 0 && e.task {
+		body = body[i+2:]
+	} else if i := strings.Index(body, "] "); i >= 0 {
+		// A line with its TASK-PID column: the body follows the
+		// flags and the timestamp.
+		if j := strings.Index(body[i:], ": "); j >= 0 {
+			body = body[i+j+2:]
+		}
+	}
+	body = strings.TrimSuffix(body, "\n")
+	r := &GraphRecord{CPU: e.cpu(), Pid: e.pid, TS: e.ts}
+	g.prologue(b, r, false)
+	g.duration(b, 0, graphFillFull)
+	if d := g.cpu(r.CPU).depth; d > 0 {
+		b.WriteString(strings.Repeat(" ", 2*(d+1)))
+	}
+	b.WriteString("/* " + body + " */\n")
 }
 
 // writeEntries writes entries as the trace shows them, graph records
@@ -390,8 +419,16 @@ func writeEntries(b *strings.Builder, entries []traceEntry, comms map[int]string
 		if skip[i] {
 			continue
 		}
-		if e.graph == nil || g == nil {
+		if g == nil {
 			e.writeTo(b, comms)
+			continue
+		}
+		if e.graph == nil {
+			if e.cpu() < 0 {
+				e.writeTo(b, comms)
+			} else {
+				g.comment(b, e)
+			}
 			continue
 		}
 		if e.graph.Return {
