@@ -164,3 +164,30 @@ func TestGraphDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphComment: another event's entry under the graph tracer prints
+// as the 6.12 guest printed a kprobe event's hit inside vfs_read (with
+// funcgraph-proc).
+func TestGraphComment(t *testing.T) {
+	f := New(nil, Options{CPUs: 1, Major: 6, Minor: 12})
+	f.mu.Lock()
+	f.tracer = tracerGraph
+	f.mu.Unlock()
+	if i, ok := f.option("funcgraph-proc"); ok {
+		f.optOn[i] = true
+	}
+	base := uint64(2000000000)
+	f.RecordGraph(GraphRecord{Pid: 136, Comm: "dd", Func: "ksys_read", TS: base})
+	f.RecordGraph(GraphRecord{Pid: 136, Comm: "dd", Func: "vfs_read", Depth: 1, TS: base + 1000})
+	f.RecordTask(base+2000, 136, "dd", []byte(" [000] .....     2.000002: rv: (rw_verify_area+0x4/0x130)"))
+	f.RecordGraph(GraphRecord{Return: true, Pid: 136, Comm: "dd", Func: "vfs_read", Depth: 1, TS: base + 128060, CallTime: base + 1000})
+	got := f.traceText()
+	want := ` 0)     dd-136     |               |  ksys_read() {
+ 0)     dd-136     |               |    vfs_read() {
+ 0)     dd-136     |               |      /* rv: (rw_verify_area+0x4/0x130) */
+ 0)     dd-136     | ! 127.060 us  |    }
+`
+	if !strings.HasSuffix(got, want) {
+		t.Errorf("got:\n%s\nwant the end:\n%s", got, want)
+	}
+}
