@@ -1,11 +1,9 @@
 package conformance
 
 import (
-	"context"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ktrace-dev/ktrace/internal/vmtest"
 )
@@ -34,25 +32,8 @@ var graphLine = regexp.MustCompile(`^ \d+\)\s+(\S+-\d+)\s+\| ([ +!#*@$] [0-9. ]+
 // calls as the two traces print them: the header, each line's call text
 // and nesting, and which lines carry a duration.
 func TestFunctionGraphVM(t *testing.T) {
-	kt := vmtest.Ktrace(t)
-	script := "echo > trace\n{\n" + graphWorkload + "} > /tmp/k.trace\n" +
-		"echo > trace\n/bin/ktrace --kernel host sh /w.sh > /tmp/kt.trace 2>/tmp/kt.err; echo \"@@RC $?\"\n" +
-		"echo @@KERNEL; cat /tmp/k.trace; echo @@END-KERNEL\necho @@KTRACE; cat /tmp/kt.trace; echo @@END-KTRACE\necho @@ERR; cat /tmp/kt.err; echo @@END-ERR\n"
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-		defer cancel()
-		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{
-			"/bin/ktrace":   kt,
-			"/w.sh":         []byte(graphWorkload),
-			"/etc/hostname": []byte("ktrace-vm\n"),
-		}})
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		s := string(out)
-		if !strings.Contains(s, "@@RC 0") {
-			t.Fatalf("ktrace sh failed:\n%s", s)
-		}
+		s := runKernelThenSh(t, k, graphWorkload)
 		kern, ktr := section(s, "KERNEL"), section(s, "KTRACE")
 		head := func(tr string) string {
 			lines := strings.SplitN(tr, "\n", 5)

@@ -31,25 +31,8 @@ echo > set_ftrace_filter
 // every entry ktrace prints is one the kernel printed, and dd's read and
 // write paths are in both.
 func TestFunctionTraceVM(t *testing.T) {
-	kt := vmtest.Ktrace(t)
-	script := "echo > trace\n{\n" + funcWorkload + "} > /tmp/k.trace\n" +
-		"echo > trace\n/bin/ktrace --kernel host sh /w.sh > /tmp/kt.trace 2>/tmp/kt.err; echo \"@@RC $?\"\n" +
-		"echo @@KERNEL; cat /tmp/k.trace; echo @@END-KERNEL\necho @@KTRACE; cat /tmp/kt.trace; echo @@END-KTRACE\necho @@ERR; cat /tmp/kt.err; echo @@END-ERR\n"
 	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-		defer cancel()
-		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{
-			"/bin/ktrace":   kt,
-			"/w.sh":         []byte(funcWorkload),
-			"/etc/hostname": []byte("ktrace-vm\n"),
-		}})
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		s := string(out)
-		if !strings.Contains(s, "@@RC 0") {
-			t.Fatalf("ktrace sh failed:\n%s", s)
-		}
+		s := runKernelThenSh(t, k, funcWorkload)
 		kern, ktr := funcEntries(section(s, "KERNEL")), funcEntries(section(s, "KTRACE"))
 		for l := range ktr {
 			if !kern[l] {
@@ -70,6 +53,34 @@ func TestFunctionTraceVM(t *testing.T) {
 		}
 		t.Logf("%s: %d distinct function entries from ktrace, the kernel's %d, addresses included", k.Name, len(ktr), len(kern))
 	})
+}
+
+// runKernelThenSh runs workload (a tracefs script) in a guest of k,
+// first on the kernel's tracefs, then through `ktrace --kernel host sh`
+// with the live backend, each after a clear of the trace, and returns the
+// guest's output: the kernel's run between @@KERNEL and @@END-KERNEL,
+// ktrace's between @@KTRACE and @@END-KTRACE, ktrace's stderr between
+// @@ERR and @@END-ERR. It fails the test when the guest or ktrace does.
+func runKernelThenSh(t *testing.T, k vmtest.Kernel, workload string) string {
+	t.Helper()
+	script := "echo > trace\n{\n" + workload + "} > /tmp/k.trace\n" +
+		"echo > trace\n/bin/ktrace --kernel host sh /w.sh > /tmp/kt.trace 2>/tmp/kt.err; echo \"@@RC $?\"\n" +
+		"echo @@KERNEL; cat /tmp/k.trace; echo @@END-KERNEL\necho @@KTRACE; cat /tmp/kt.trace; echo @@END-KTRACE\necho @@ERR; cat /tmp/kt.err; echo @@END-ERR\n"
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: script, Files: map[string][]byte{
+		"/bin/ktrace":   vmtest.Ktrace(t),
+		"/w.sh":         []byte(workload),
+		"/etc/hostname": []byte("ktrace-vm\n"),
+	}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "@@RC 0") {
+		t.Fatalf("ktrace sh failed:\n%s", s)
+	}
+	return s
 }
 
 // funcEntries are a function trace's entries after the context columns.

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -217,22 +216,7 @@ func graphProgram(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, mult
 // graphInsns is the program of graphProgram; addr, when not 0, is the
 // function's address (a trampoline program has no attach cookie).
 func graphInsns(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, ret bool, addr uint64) asm.Instructions {
-	insns := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
-		asm.FnGetCurrentPidTgid.Call(),
-		asm.Mov.Reg(asm.R8, asm.R0),
-		asm.RSh.Imm(asm.R0, 32),
-		asm.JEq.Imm(asm.R0, int32(os.Getpid()), "out"),
-		asm.StoreMem(asm.R10, -8, asm.R8, asm.Word),
-	}
-	if pids != nil {
-		insns = append(insns, mapLookup(pids, -8)...)
-		insns = append(insns, asm.JEq.Imm(asm.R0, 0, "out"))
-	}
-	if noPids != nil {
-		insns = append(insns, mapLookup(noPids, -8)...)
-		insns = append(insns, asm.JNE.Imm(asm.R0, 0, "out"))
-	}
+	insns := tracedTask(pids, noPids)
 	// r9: the task's depth before this call (entry) or of this call
 	// (return).
 	insns = append(insns, mapLookup(g.depth, -8)...)

@@ -418,22 +418,7 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 	if multi {
 		ipAdjust = -5 // the 5-byte call to the ftrace trampoline
 	}
-	insns := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
-		asm.FnGetCurrentPidTgid.Call(),
-		asm.Mov.Reg(asm.R8, asm.R0),
-		asm.RSh.Imm(asm.R0, 32),
-		asm.JEq.Imm(asm.R0, int32(os.Getpid()), "out"),
-		asm.StoreMem(asm.R10, -8, asm.R8, asm.Word),
-	}
-	if pids != nil {
-		insns = append(insns, mapLookup(pids, -8)...)
-		insns = append(insns, asm.JEq.Imm(asm.R0, 0, "out"))
-	}
-	if noPids != nil {
-		insns = append(insns, mapLookup(noPids, -8)...)
-		insns = append(insns, asm.JNE.Imm(asm.R0, 0, "out"))
-	}
+	insns := tracedTask(pids, noPids)
 	if st.tracing != nil {
 		insns = append(insns, switchWord(st.tracing, "reserve")...)
 		insns = append(insns, asm.JEq.Imm(asm.R1, 0, "out"))
@@ -475,6 +460,30 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 		asm.Return(),
 	)
 	return loadKprobe("ktrace_func", insns, multi, "the function tracer's program")
+}
+
+// tracedTask is the start of the function tracers' programs: the
+// context kept in r6, the task's pid_tgid in r8 and its pid at -8, and
+// to "out" unless the task is traced (not ktrace itself, in pids when
+// there are some, not in noPids).
+func tracedTask(pids, noPids *ebpf.Map) asm.Instructions {
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.JEq.Imm(asm.R0, int32(os.Getpid()), "out"),
+		asm.StoreMem(asm.R10, -8, asm.R8, asm.Word),
+	}
+	if pids != nil {
+		insns = append(insns, mapLookup(pids, -8)...)
+		insns = append(insns, asm.JEq.Imm(asm.R0, 0, "out"))
+	}
+	if noPids != nil {
+		insns = append(insns, mapLookup(noPids, -8)...)
+		insns = append(insns, asm.JNE.Imm(asm.R0, 0, "out"))
+	}
+	return insns
 }
 
 // loadKprobe loads a kprobe program, for kprobe-multi links when multi.
