@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ktrace-dev/ktrace/record"
+	"github.com/ktrace-dev/ktrace/tracer"
 )
 
 // RecordCounts reads a recording's counters (record.Options.Counters) as
@@ -78,18 +79,29 @@ func OpenSinks(ctx context.Context, exporter, metricsAddr string) (*Sinks, error
 // Feed makes the recording o describes feed the sinks: its events to the
 // exporter, its counters to both.
 func (s *Sinks) Feed(o *record.Options) {
-	if s.exp != nil {
-		o.Export = s.exp.Event
-	}
+	o.Export = s.Events()
 	if s.exp != nil || s.prom != nil {
-		o.Counters = func(read func() (record.Counts, error)) {
-			if s.exp != nil {
-				s.exp.SetCounts(RecordCounts(read))
-			}
-			if s.prom != nil {
-				s.prom.SetCounts(RecordCounts(read))
-			}
-		}
+		o.Counters = s.SetCounts
+	}
+}
+
+// Events is the exporter's Event (nil without an exporter), for a
+// recorder other than record's (the live backend of a mount); its calls
+// must not overlap.
+func (s *Sinks) Events() func(*tracer.Decoder, *tracer.Record) {
+	if s.exp == nil {
+		return nil
+	}
+	return s.exp.Event
+}
+
+// SetCounts gives both sinks the counters read reads.
+func (s *Sinks) SetCounts(read func() (record.Counts, error)) {
+	if s.exp != nil {
+		s.exp.SetCounts(RecordCounts(read))
+	}
+	if s.prom != nil {
+		s.prom.SetCounts(RecordCounts(read))
 	}
 }
 

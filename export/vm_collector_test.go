@@ -35,6 +35,23 @@ echo @@RECERR; cat /tmp/rec.err; echo @@END-RECERR
 echo @@COLLOG; cat /tmp/col.log; echo @@END-COLLOG
 echo @@OUT; cat /tmp/otel.json; echo @@END-OUT
 rm -f /tmp/otel.json
+/bin/otelcol --config file:/etc/otelcol-mount.yaml >/tmp/colm.log 2>&1 &
+cpid=$!
+for i in $(seq 1 600); do listening && break; sleep 0.1; done
+listening && echo @@COLMUP
+mkdir -p /tmp/tr
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 OTEL_EXPORTER_OTLP_PROTOCOL=grpc OTEL_RESOURCE_ATTRIBUTES=host.name=mount-node \
+  /bin/ktrace --kernel host mount --export otlp --daemon /tmp/tr >/tmp/mpid 2>/tmp/m.err; echo "@@MRC $?"
+echo 'p:mnt/openat do_sys_openat2 dfd=$arg1:s32 path=+0($arg2):ustring' >> /tmp/tr/kprobe_events
+echo 1 > /tmp/tr/events/mnt/openat/enable
+i=0; while [ $i -lt 40 ]; do cat /tmp/f$i >/dev/null; i=$((i+1)); done
+echo 0 > /tmp/tr/events/mnt/openat/enable
+cat /tmp/tr/trace > /tmp/mtrace.txt
+mp=$(cat /tmp/mpid); kill $mp; for i in $(seq 1 300); do [ -d /proc/$mp ] || break; sleep 0.1; done
+kill -TERM $cpid; wait $cpid
+echo @@MTRACE; cat /tmp/mtrace.txt; echo @@END-MTRACE
+echo @@MERR; cat /tmp/m.err; echo @@END-MERR
+echo @@MOUT; cat /tmp/otelm.json; echo @@END-MOUT
 `
 
 // collectorVMBench is the export's overhead benchmark, in the same boot:
@@ -91,6 +108,7 @@ func TestCollectorVM(t *testing.T) {
 		"/bin/otelcol":            col,
 		"/etc/otelcol.yaml":       []byte(collectorConfig("127.0.0.1:4317", "/tmp/otel.json")),
 		"/etc/otelcol-bench.yaml": []byte(collectorConfig("127.0.0.1:4317", "/dev/null")),
+		"/etc/otelcol-mount.yaml": []byte(collectorConfig("127.0.0.1:4317", "/tmp/otelm.json")),
 	}
 	script := collectorVMScript
 	bench := os.Getenv("KTRACE_VM_BENCH") == "1"
@@ -183,9 +201,55 @@ func TestCollectorVM(t *testing.T) {
 	if hits := got.lastCounts()["vm-node "+MetricHits+" event=kprobes/openat"]; hits < 80 || hits < int64(len(lines)) {
 		t.Errorf("the collector got %s = %d, want at least 80 and the %d lines printed", MetricHits, hits, len(lines))
 	}
+	checkMountExport(t, out)
 	if bench {
 		benchFigure(t, string(out), k.Name, probe, calls, reps)
 	}
+}
+
+// checkMountExport checks the mount's part of the guest's run: each
+// openat line of the mount's trace reached the collector once, as a log
+// record of event mnt/openat from host mount-node, and no other record
+// of that event came.
+func checkMountExport(t *testing.T, out []byte) {
+	t.Helper()
+	if !strings.Contains(string(out), "@@COLMUP\n") || !strings.Contains(string(out), "@@MRC 0\n") {
+		t.Fatalf("the mount's collector or the mount did not start:\n%s\n%s", section(out, "MERR"), out)
+	}
+	var lines []string
+	for _, l := range strings.Split(section(out, "MTRACE"), "\n") {
+		if strings.Contains(l, " openat: (") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < 40 {
+		t.Fatalf("the mount's trace has %d openat lines, want the 40 files' at least:\n%s", len(lines), section(out, "MTRACE"))
+	}
+	tmp := t.TempDir() + "/otelm.json"
+	if err := os.WriteFile(tmp, []byte(section(out, "MOUT")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := readCollected(t, tmp)
+	bodies := got.records()
+	byBody := map[string][]arrival{}
+	n := 0
+	for body, a := range bodies {
+		for _, r := range a {
+			if r.attrs["event"] == "mnt/openat" && r.res["host.name"] == "mount-node" {
+				byBody[strings.TrimSpace(body)] = append(byBody[strings.TrimSpace(body)], r)
+				n++
+			}
+		}
+	}
+	for _, l := range lines {
+		if a := byBody[strings.TrimSpace(l)]; len(a) != 1 {
+			t.Errorf("the mount's trace line was received %d times: %q", len(a), l)
+		}
+	}
+	if n != len(lines) {
+		t.Errorf("the collector got %d records of mnt/openat for the mount's %d trace lines", n, len(lines))
+	}
+	t.Logf("mount --export otlp: %d trace lines, %d log records received", len(lines), n)
 }
 
 // benchFigure reports collectorVMBench's figure: the medians of the

@@ -56,5 +56,11 @@ func codeForSystemError(err error, host bool) int {
 // openWorld is the tracefs of `ktrace sh` (mount nil) and `ktrace mount`
 // (mount: the mount's ownership), live where probes can attach.
 func (e *env) openWorld(mount *live.Access) *live.World {
-	return live.Open(live.Config{Model: e.model, Dialect: e.dialect, Mount: mount, Reaper: tracer.SelfReaper(), Warn: os.Stderr})
+	return e.openWorldExport(mount, nil)
+}
+
+// openWorldExport is openWorld with the live backend's records also given
+// to export (nil: none).
+func (e *env) openWorldExport(mount *live.Access, export func(*tracer.Decoder, *tracer.Record)) *live.World {
+	return live.Open(live.Config{Model: e.model, Dialect: e.dialect, Mount: mount, Reaper: tracer.SelfReaper(), Warn: os.Stderr, Export: export})
 }

@@ -8,7 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ktrace-dev/ktrace/export"
 	"github.com/ktrace-dev/ktrace/fusefs"
+	"github.com/ktrace-dev/ktrace/record"
 	"github.com/ktrace-dev/ktrace/tracefs"
 	"github.com/ktrace-dev/ktrace/tracefs/live"
 	"github.com/spf13/cobra"
@@ -16,7 +18,7 @@ import (
 
 func newMountCmd(g *globals) *cobra.Command {
 	var allowOther, debug, daemon bool
-	var uidFlag, gidFlag, modeFlag string
+	var uidFlag, gidFlag, modeFlag, exportFlag, metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "mount DIR",
 		Short: "Mount the emulated tracefs on DIR with FUSE",
@@ -43,8 +45,23 @@ func newMountCmd(g *globals) *cobra.Command {
 			if cleared > 0 {
 				fmt.Fprintf(stderr, "ktrace: cleared a dead mount on %s\n", dir)
 			}
-			w := e.openWorld(acc)
+			sinks, err := export.OpenSinks(cmd.Context(), exportFlag, metricsAddr)
+			if err != nil {
+				return failf(exitUsage, "mount: %w", err)
+			}
+			defer sinks.Close()
+			w := e.openWorldExport(acc, sinks.Events())
 			defer w.Close()
+			if (exportFlag != "" || metricsAddr != "") && !w.Live {
+				return failf(exitUsage, "mount: --export and --metrics-addr need the live backend (probes on the running kernel)")
+			}
+			sinks.SetCounts(func() (record.Counts, error) {
+				var c record.Counts
+				for _, ev := range w.EventCounts() {
+					c.Events = append(c.Events, record.EventCount{Name: ev.Group + "/" + ev.Name, Hits: ev.Hits, Misses: ev.Misses})
+				}
+				return c, nil
+			})
 			save, err := g.useSession(w)
 			if err != nil {
 				return err
@@ -85,6 +102,8 @@ func newMountCmd(g *globals) *cobra.Command {
 			if saveErr != nil {
 				fmt.Fprintf(stderr, "ktrace: %v\n", saveErr)
 			}
+			// What is queued for export gets its time to go out.
+			sinks.Flush()(stderr)
 			if err != nil {
 				return failf(exitRejected, "mount: %w", err)
 			}
@@ -97,6 +116,8 @@ func newMountCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&modeFlag, "mode", "", "permission bits of the root directory, as tracefs's mode= (octal, default 0700)")
 	cmd.Flags().BoolVar(&debug, "debug", false, "log every FUSE request on stderr")
 	cmd.Flags().BoolVar(&daemon, "daemon", false, "run in the background; print the pid once DIR is mounted")
+	cmd.Flags().StringVar(&exportFlag, "export", "", "also send every event recorded into trace as an OTLP log record, and the hit counts as metrics (otlp; configured by the OTEL_* variables; live backend only)")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve per-event hits and misses for Prometheus on HOST:PORT (live backend only)")
 	return cmd
 }
 

@@ -37,6 +37,10 @@ type Backend struct {
 	// TraceOptions are the FS's trace options (hash-ptr changes how a
 	// static event's %p prints); nil: the defaults.
 	TraceOptions interface{ OptionOn(name string) bool }
+	// Export, when set, receives each record of a dynamic event that
+	// went into the trace (Record kept it), with the session's decoder,
+	// from the reader's goroutine: the OTLP export of a mount.
+	Export func(*tracer.Decoder, *tracer.Record)
 	// RecordGraph passes a function_graph record to the trace
 	// (tracefs.FS.RecordGraph).
 	RecordGraph func(tracefs.GraphRecord) bool
@@ -425,8 +429,8 @@ func (b *Backend) pump(sess *tracer.Session, stop <-chan struct{}, done chan<- s
 			}
 			buf = dec.AppendContextRest(buf[:0], r)
 			buf = dec.AppendBody(buf, r)
-			if b.Record != nil {
-				b.Record(r.TS, int(r.Pid()), string(r.Comm), buf)
+			if b.Record != nil && b.Record(r.TS, int(r.Pid()), string(r.Comm), buf) && b.Export != nil {
+				b.Export(dec, r)
 			}
 			return true
 		},

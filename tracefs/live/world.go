@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/grammar"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/session"
 	"github.com/ktrace-dev/ktrace/tracefs"
+	"github.com/ktrace-dev/ktrace/tracer"
 )
 
 // EmulatedNote is the stderr line of `ktrace sh` and `ktrace mount` where
@@ -37,6 +39,10 @@ type Config struct {
 	Reaper string
 	// Warn receives the tree's and the backend's notes.
 	Warn io.Writer
+	// Export receives each dynamic event's record that goes into a
+	// trace (Backend.Export), of the top level and of every instance;
+	// the calls are serialised.
+	Export func(*tracer.Decoder, *tracer.Record)
 }
 
 // World is one tracefs over a fresh event registry: over the live backend
@@ -50,6 +56,8 @@ type World struct {
 	Note  string
 	Live  bool
 	close func()
+	// top is the top level's live backend (nil when emulated).
+	top *Backend
 }
 
 // Open makes the World of c.
@@ -58,6 +66,15 @@ func Open(c Config) *World {
 	if !Available(c.Model) {
 		fsys := tracefs.New(tracefs.NewRegistryBackend(reg), c.options(false))
 		return &World{Reg: reg, FS: fsys, Note: EmulatedNote, close: func() {}}
+	}
+	if c.Export != nil {
+		var mu sync.Mutex
+		export := c.Export
+		c.Export = func(d *tracer.Decoder, r *tracer.Record) {
+			mu.Lock()
+			export(d, r)
+			mu.Unlock()
+		}
 	}
 	lb := c.backend(reg)
 	opts := c.options(true)
@@ -84,7 +101,7 @@ func Open(c Config) *World {
 	lb.Record = fsys.RecordTask
 	lb.RecordGraph = fsys.RecordGraph
 	lb.TraceOptions = fsys
-	return &World{Reg: reg, FS: fsys, Note: Note, Live: true, close: lb.Close}
+	return &World{Reg: reg, FS: fsys, Note: Note, Live: true, close: lb.Close, top: lb}
 }
 
 // backend makes a live backend over reg (the registry or an instance's
@@ -92,6 +109,7 @@ func Open(c Config) *World {
 func (c Config) backend(reg *events.Registry) *Backend {
 	lb := New(reg, c.Model, c.Warn)
 	lb.Reaper = c.Reaper
+	lb.Export = c.Export
 	if c.Mount != nil {
 		lb.IgnorePID = uint32(os.Getpid())
 	}
@@ -117,6 +135,16 @@ func (c Config) options(pipeBlocks bool) tracefs.Options {
 }
 
 // Close detaches whatever is still attached, the instances' too.
+// EventCounts are the dynamic events' hits and misses as kprobe_profile
+// counts them (instances' hits included), by GROUP/EVENT; none when
+// emulated.
+func (w *World) EventCounts() []tracefs.EventInfo {
+	if w.top == nil {
+		return nil
+	}
+	return w.top.Events()
+}
+
 func (w *World) Close() {
 	w.FS.RemoveInstances()
 	w.close()
