@@ -673,10 +673,26 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 
 // Rmdir removes a tracing instance.
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	n.t.fsmu.Lock()
-	defer n.t.fsmu.Unlock()
-	return errno(n.t.fs.Rmdir(path.Join(n.path, name)))
+	p := path.Join(n.path, name)
+	// close(2) does not wait for a FUSE file's release: a file of the
+	// instance its caller has just closed may still count as open here,
+	// where the kernel's close is done before rmdir runs. So EBUSY is
+	// answered only once it has held for rmdirGrace.
+	deadline := time.Now().Add(rmdirGrace)
+	for {
+		n.t.fsmu.Lock()
+		err := n.t.fs.Rmdir(p)
+		n.t.fsmu.Unlock()
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) || ctx.Err() != nil {
+			return errno(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
+
+// rmdirGrace is how long rmdir waits for the releases of files closed
+// before it.
+const rmdirGrace = time.Second
 
 // Create answers like tracefs: no file can be created in it.
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
