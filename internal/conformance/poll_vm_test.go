@@ -34,7 +34,7 @@ fi
 // are also checked against the golden file recorded from it.
 func TestPollVM(t *testing.T) {
 	kt := vmtest.Ktrace(t)
-	wl := vmtest.Binary(t, "./internal/vmtest/workload")
+	pl := vmtest.Binary(t, "./internal/vmtest/poll")
 	dir := filepath.Join(filepath.Dir(corpusDir(t)), "poll")
 	session, err := os.ReadFile(filepath.Join(dir, "session.sh"))
 	if err != nil {
@@ -44,9 +44,9 @@ func TestPollVM(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 		defer cancel()
 		out, err := vmtest.Run(ctx, k, vmtest.Guest{Script: pollScript, Files: map[string][]byte{
-			"/bin/ktrace":   kt,
-			"/bin/workload": wl,
-			"/session.sh":   session,
+			"/bin/ktrace": kt,
+			"/bin/poll":   pl,
+			"/session.sh": session,
 		}})
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)

@@ -17,14 +17,7 @@
 // mean time per open in nanoseconds, the load of the per-hit overhead
 // benchmark.
 //
-// "workload poll [-I|-P|-IP] [-r] [-t MS] FILE" opens FILE read-only, reads
-// it to its end first when -r is given (as a reader of a hist file resets
-// its readiness), then waits in poll(2) for the events asked (POLLIN,
-// POLLPRI or both) for at most MS milliseconds (default: no limit). It
-// prints "revents=0xN" and exits 0 when poll reported the file, 1 when it
-// timed out: the probe of poll(2) on tracefs files.
-//
-// Usage: workload [ROUNDS] | workload open N | workload getppid N | workload poll ...
+// Usage: workload [ROUNDS] | workload open N
 package main
 
 import (
@@ -33,8 +26,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -44,9 +35,6 @@ const (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "poll" {
-		os.Exit(pollFile(os.Args[2:]))
-	}
 	if len(os.Args) == 3 && (os.Args[1] == "open" || os.Args[1] == "getppid") {
 		n, err := strconv.Atoi(os.Args[2])
 		if err != nil || n <= 0 {
@@ -146,76 +134,4 @@ func openLoop(n int) {
 		syscall.Open(dir+"/missing", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	}
 	fmt.Printf("%d ns/op\n", time.Since(start).Nanoseconds()/int64(n))
-}
-
-// pollFile is "workload poll": see the package comment.
-func pollFile(args []string) int {
-	var events int16
-	timeout, reset := -1, false
-	for len(args) > 1 {
-		switch args[0] {
-		case "-I":
-			events |= unix.POLLIN
-		case "-P":
-			events |= unix.POLLPRI
-		case "-IP":
-			events |= unix.POLLIN | unix.POLLPRI
-		case "-r":
-			reset = true
-		case "-t":
-			if len(args) < 3 {
-				fmt.Fprintln(os.Stderr, "workload poll: -t needs milliseconds")
-				return 2
-			}
-			n, err := strconv.Atoi(args[1])
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "workload poll: bad timeout %q\n", args[1])
-				return 2
-			}
-			timeout = n
-			args = args[1:]
-		default:
-			fmt.Fprintf(os.Stderr, "workload poll: unknown flag %q\n", args[0])
-			return 2
-		}
-		args = args[1:]
-	}
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: workload poll [-I|-P|-IP] [-r] [-t MS] FILE")
-		return 2
-	}
-	if events == 0 {
-		events = unix.POLLIN
-	}
-	fd, err := syscall.Open(args[0], syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "workload poll: %v\n", err)
-		return 2
-	}
-	defer syscall.Close(fd)
-	if reset {
-		buf := make([]byte, 4096)
-		for {
-			n, err := syscall.Read(fd, buf)
-			if err != nil || n < len(buf) {
-				break
-			}
-		}
-	}
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: events}}
-	for {
-		n, err := unix.Poll(pfd, timeout)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "workload poll: %v\n", err)
-			return 2
-		}
-		fmt.Printf("revents=%#x\n", uint16(pfd[0].Revents))
-		if n == 0 {
-			return 1
-		}
-		return 0
-	}
 }
