@@ -94,35 +94,25 @@ func graphHeader(fl graphFlags) string {
 	if !fl.context {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteByte('#')
-	if fl.abstime {
-		b.WriteString("     TIME       ")
+	// Each shown column adds its title to the first line and its
+	// marks to the second.
+	cols := []struct {
+		on           bool
+		title, marks string
+	}{
+		{fl.abstime, "     TIME       ", "      |         "},
+		{fl.cpu, " CPU", " |  "},
+		{fl.proc, "  TASK/PID       ", "   |    |        "},
+		{fl.duration, "  DURATION   ", "   |   |      "},
 	}
-	if fl.cpu {
-		b.WriteString(" CPU")
+	title, marks := "#", "#"
+	for _, c := range cols {
+		if c.on {
+			title += c.title
+			marks += c.marks
+		}
 	}
-	if fl.proc {
-		b.WriteString("  TASK/PID       ")
-	}
-	if fl.duration {
-		b.WriteString("  DURATION   ")
-	}
-	b.WriteString("               FUNCTION CALLS\n#")
-	if fl.abstime {
-		b.WriteString("      |         ")
-	}
-	if fl.cpu {
-		b.WriteString(" |  ")
-	}
-	if fl.proc {
-		b.WriteString("   |    |        ")
-	}
-	if fl.duration {
-		b.WriteString("   |   |      ")
-	}
-	b.WriteString("               |   |   |   |\n")
-	return b.String()
+	return title + "               FUNCTION CALLS\n" + marks + "               |   |   |   |\n"
 }
 
 // graphCPU is the printer's state of one CPU (the kernel's

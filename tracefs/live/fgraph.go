@@ -237,14 +237,8 @@ func graphInsns(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, ret bo
 			asm.Mov.Reg(asm.R1, asm.R9),
 			asm.Add.Imm(asm.R1, 1),
 			asm.StoreMem(asm.R10, -28, asm.R1, asm.Word),
-			asm.LoadMapPtr(asm.R1, g.depth.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -8),
-			asm.Mov.Reg(asm.R3, asm.R10),
-			asm.Add.Imm(asm.R3, -28),
-			asm.Mov.Imm(asm.R4, 0),
-			asm.FnMapUpdateElem.Call(),
 		)
+		insns = append(insns, mapUpdate(g.depth, -8, -28)...)
 	}
 	// The time key: pid << 32 | depth.
 	insns = append(insns,
@@ -267,14 +261,8 @@ func graphInsns(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, ret bo
 		insns = append(insns,
 			asm.FnKtimeGetNs.Call(),
 			asm.StoreMem(asm.R10, -24, asm.R0, asm.DWord),
-			asm.LoadMapPtr(asm.R1, g.times.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -16),
-			asm.Mov.Reg(asm.R3, asm.R10),
-			asm.Add.Imm(asm.R3, -24),
-			asm.Mov.Imm(asm.R4, 0),
-			asm.FnMapUpdateElem.Call(),
 		)
+		insns = append(insns, mapUpdate(g.times, -16, -24)...)
 	}
 	if st.tracing != nil {
 		sw := switchWord(st.tracing, "reserve")
@@ -345,7 +333,12 @@ func (b *Backend) graphFunc(addr uint64) (string, bool) {
 	if !ok {
 		return fmt.Sprintf("0x%x", addr), false
 	}
-	start, ok1 := b.model.LookupName("__irqentry_text_start")
-	end, ok2 := b.model.LookupName("__irqentry_text_end")
-	return s.Name, ok1 && ok2 && addr >= start && addr < end
+	b.irqOnce.Do(func() {
+		start, ok1 := b.model.LookupName("__irqentry_text_start")
+		end, ok2 := b.model.LookupName("__irqentry_text_end")
+		if ok1 && ok2 {
+			b.irqStart, b.irqEnd = start, end
+		}
+	})
+	return s.Name, addr >= b.irqStart && addr < b.irqEnd
 }

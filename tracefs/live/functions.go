@@ -638,6 +638,20 @@ func mapLookup(m *ebpf.Map, slot int16) asm.Instructions {
 	}
 }
 
+// mapUpdate sets the map's element whose key is at stack slot key to the
+// value at slot value.
+func mapUpdate(m *ebpf.Map, key, value int16) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMapPtr(asm.R1, m.FD()),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.Mov.Reg(asm.R3, asm.R10),
+		asm.Add.Imm(asm.R3, int32(value)),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnMapUpdateElem.Call(),
+	}
+}
+
 // switchWord loads a switch's word (an ARRAY of one u32: tracing_on, an
 // event's trace switch) into r1, its address in r0; to none when the map
 // has no element. The stack slot at -16 holds its key.

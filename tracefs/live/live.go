@@ -41,6 +41,10 @@ type Backend struct {
 	// went into the trace (Record kept it), with the session's decoder,
 	// from the reader's goroutine: the OTLP export of a mount.
 	Export func(*tracer.Decoder, *tracer.Record)
+	// irqStart and irqEnd are __irqentry_text (function_graph's
+	// interrupt entries), looked up once (irqOnce).
+	irqOnce          sync.Once
+	irqStart, irqEnd uint64
 	// RecordGraph passes a function_graph record to the trace
 	// (tracefs.FS.RecordGraph).
 	RecordGraph func(tracefs.GraphRecord) bool
