@@ -47,6 +47,9 @@ var configSignals = []struct {
 	// KASAN doubles the kernel stack, which bounds $stackN.
 	{"CONFIG_KASAN", []string{"kasan_report", "__asan_load8"}, "larger kernel stacks"},
 	{"CONFIG_KPROBES", []string{"register_kprobe"}, "kprobes"},
+	// stack_trace_call is the stack tracer's ftrace callback
+	// (kernel/trace/trace_stack.c).
+	{"CONFIG_STACK_TRACER", []string{"stack_trace_call"}, "the stack tracer"},
 	{"CONFIG_KPROBE_EVENTS", []string{"trace_kprobe_run_command", "create_local_trace_kprobe"}, "the kprobe tracer"},
 }
 

@@ -152,6 +152,15 @@ func (m *Model) Arch() *Arch { return m.arch }
 // a directory).
 func (m *Model) Source() string { return m.source }
 
+// Tracefs is where the running kernel's tracefs is mounted, for a host
+// model that found one; "" otherwise.
+func (m *Model) Tracefs() string {
+	if m.source != "host" {
+		return ""
+	}
+	return m.ftraceDir
+}
+
 // Symbols returns every kallsyms entry named name in module mod ("" means
 // vmlinux only), in kallsyms order. More than one result is what makes the
 // kernel reject a probe with NON_UNIQ_SYMBOL.

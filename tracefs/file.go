@@ -45,6 +45,12 @@ type File struct {
 	// rx is the edit of set_ftrace_filter or set_ftrace_notrace an open
 	// for writing makes, put in place at the close.
 	rx *funcRegex
+	// ext is the kernel's own file a stack tracer file passes on
+	// (KernelStack), open as long as the handle; an edit of
+	// stack_trace_filter put in place by Commit closed it (extDone),
+	// and a later write opens it again.
+	ext     io.ReadWriteCloser
+	extDone bool
 	// lastRead and lastAct are a hist file's hit counts as of its last
 	// read, and as of its open, last read or last poll (Poll).
 	lastRead, lastAct uint64
@@ -120,7 +126,16 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 	f.openFiles.Add(1)
 	switch {
 	case (n.kind == nSetFtraceFilter || n.kind == nSetFtraceNotrace) && canWrite(flag):
-		h.rx = f.openFuncRegex(n.kind == nSetFtraceNotrace, flag&syscall.O_TRUNC != 0)
+		list := listFilter
+		if n.kind == nSetFtraceNotrace {
+			list = listNotrace
+		}
+		h.rx = f.openFuncRegex(list, flag&syscall.O_TRUNC != 0)
+	case n.kind == nStackTrace || n.kind == nStackMaxSize || n.kind == nStackFilter:
+		if err := f.openStack(h); err != nil {
+			f.openFiles.Add(-1)
+			return nil, pathErr("open", name, err)
+		}
 	case n.kind == nTracePipe:
 		f.mu.Lock()
 		f.pipeReaders++
@@ -195,6 +210,13 @@ func (h *File) ReadContext(ctx context.Context, p []byte) (int, error) {
 	}
 	if !canRead(h.flag) {
 		return 0, syscall.EBADF
+	}
+	if !h.loaded && h.ext != nil {
+		b, err := readExt(h.ext)
+		if err != nil {
+			return 0, err
+		}
+		h.buf, h.loaded = b, true
 	}
 	if !h.loaded {
 		h.buf = []byte(h.fs.content(h.n))
@@ -276,6 +298,11 @@ func (h *File) Seek(offset int64, whence int) (int64, error) {
 	}
 	if abs == 0 {
 		h.loaded = false
+		if sk, ok := h.ext.(io.Seeker); ok {
+			if _, err := sk.Seek(0, io.SeekStart); err != nil {
+				return 0, errnoOr(err, syscall.EIO)
+			}
+		}
 	}
 	h.off = abs
 	return abs, nil
@@ -298,6 +325,9 @@ func (h *File) Write(p []byte) (int, error) {
 	if h.rx != nil {
 		return h.fs.writeFuncRegex(h.rx, p)
 	}
+	if h.ext != nil || h.extDone {
+		return h.writeExt(p)
+	}
 	return h.fs.write(h.n, p)
 }
 
@@ -308,6 +338,9 @@ func (h *File) Write(p []byte) (int, error) {
 func (h *File) TruncateEdit() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.isExtEdit() {
+		return h.truncateExt() == nil
+	}
 	if h.rx == nil {
 		return false
 	}
@@ -325,6 +358,9 @@ func (h *File) Commit() {
 	if h.rx != nil && !h.closed {
 		h.fs.commitFuncRegex(h.rx)
 	}
+	if h.isExtEdit() && !h.closed {
+		h.commitExt()
+	}
 }
 
 // Edits reports whether the handle edits a function selection (an open
@@ -332,7 +368,7 @@ func (h *File) Commit() {
 func (h *File) Edits() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.rx != nil
+	return h.rx != nil || h.isExtEdit()
 }
 
 // WriteFull writes p as a shell's write loop does (busybox's
@@ -380,6 +416,13 @@ func (h *File) Close() error {
 	if h.rx != nil {
 		h.fs.commitFuncRegex(h.rx)
 		h.rx = nil
+	}
+	if h.ext != nil {
+		err := h.ext.Close()
+		h.ext = nil
+		if err != nil {
+			return errnoOr(err, syscall.EIO)
+		}
 	}
 	return nil
 }
@@ -511,6 +554,8 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		return f.writeTraceClock(p)
 	case nTracingCpumask:
 		return f.writeCPUMask(p)
+	case nStackMaxSize:
+		return f.writeStackMax(p)
 	case nTraceOptions:
 		return f.writeTraceOptions(p)
 	case nOption:
@@ -671,8 +716,16 @@ func (f *FS) content(n node) string {
 		return f.tracerName() + "\n"
 	case nAvailableFuncs, nAvailableFuncAddrs:
 		return f.availableFunctionsText(n.kind == nAvailableFuncAddrs)
-	case nSetFtraceFilter, nSetFtraceNotrace:
-		return f.funcFilterText(n.kind == nSetFtraceNotrace)
+	case nSetFtraceFilter:
+		return f.funcFilterText(listFilter)
+	case nSetFtraceNotrace:
+		return f.funcFilterText(listNotrace)
+	case nStackFilter:
+		return f.funcFilterText(listStack)
+	case nStackTrace:
+		return f.stackTraceText()
+	case nStackMaxSize:
+		return f.stackMaxText()
 	case nSetFtracePid, nSetFtraceNotracePid:
 		return f.funcPidText(n.kind == nSetFtraceNotracePid)
 	case nBufferSizeKB, nBufferTotalKB:

@@ -44,6 +44,11 @@ type Options struct {
 	// FtraceRecords), called once at first use. Nil: the FS has no
 	// function tracer and none of its files.
 	Functions func() []kernel.FtraceRecord
+	// StackTracer gives the FS the stack tracer's files (stack_trace,
+	// stack_max_size, stack_trace_filter): KernelStack passes on the
+	// running kernel's, EmulatedStack keeps them in the FS. Nil: no
+	// stack tracer. They need the function tracer (Functions).
+	StackTracer StackTracer
 	// Warn receives ktrace's notes about what the tree shows but cannot
 	// do (one line each, said once); nil drops them.
 	Warn io.Writer
@@ -135,6 +140,8 @@ type FS struct {
 	// the records, loaded once (at the top level).
 	tracer      string
 	funcs       funcState
+	// stack is the emulated stack tracer (Options.StackTracer).
+	stack stackState
 	pipeReaders int
 	funcOnce    sync.Once
 	funcRecs    []kernel.FtraceRecord
@@ -250,6 +257,9 @@ const (
 	nSetFtraceNotrace
 	nSetFtracePid
 	nSetFtraceNotracePid
+	nStackTrace
+	nStackMaxSize
+	nStackFilter
 )
 
 // entry is a static directory entry: its name, kind and permission bits
@@ -285,6 +295,9 @@ var rootEntries = []entry{
 	{"set_ftrace_notrace_pid", nSetFtraceNotracePid, modeWrite},
 	{"set_ftrace_pid", nSetFtracePid, modeWrite},
 	{"snapshot", nSnapshot, modeWrite},
+	{"stack_max_size", nStackMaxSize, modeWrite},
+	{"stack_trace", nStackTrace, modeRead},
+	{"stack_trace_filter", nStackFilter, modeWrite},
 	{"synthetic_events", nSyntheticEvents, modeWrite},
 	{"trace", nTrace, modeWrite},
 	{"trace_clock", nTraceClock, modeWrite},

@@ -66,8 +66,9 @@ const (
 
 // funcState is the FS's function tracer state (guarded by FS.mu).
 type funcState struct {
-	// filter and notrace are set_ftrace_filter and set_ftrace_notrace.
-	filter, notrace funcSelection
+	// filter and notrace are set_ftrace_filter and set_ftrace_notrace;
+	// stack is stack_trace_filter, when the stack tracer is emulated.
+	filter, notrace, stack funcSelection
 	pids, noPids    map[int]bool
 	// probes are the function commands (FUNC:COMMAND), newest first.
 	probes []*funcProbe
@@ -94,11 +95,24 @@ func (s funcSelection) clone() funcSelection {
 	return funcSelection{set: set, mods: slices.Clone(s.mods)}
 }
 
-// sel is set_ftrace_notrace's selection when notrace, else
-// set_ftrace_filter's.
-func (fs *funcState) sel(notrace bool) *funcSelection {
-	if notrace {
+// funcList names a file of function selections: the ftrace_regex files
+// set_ftrace_filter, set_ftrace_notrace and stack_trace_filter share the
+// kernel's parser and differ in what they select for.
+type funcList int
+
+const (
+	listFilter  funcList = iota // set_ftrace_filter
+	listNotrace                 // set_ftrace_notrace
+	listStack                   // stack_trace_filter
+)
+
+// sel is the selection of list.
+func (fs *funcState) sel(list funcList) *funcSelection {
+	switch list {
+	case listNotrace:
 		return &fs.notrace
+	case listStack:
+		return &fs.stack
 	}
 	return &fs.filter
 }
@@ -326,15 +340,16 @@ func (f *FS) availableFunctionsText(addrs bool) string {
 	return b.String()
 }
 
-// funcFilterText is set_ftrace_filter (notrace false) or
-// set_ftrace_notrace: the selected functions in record order, or the
+// funcFilterText is set_ftrace_filter, set_ftrace_notrace or
+// stack_trace_filter: the selected functions in record order, or the
 // line saying that none is selected, then the cached module selections
 // and (set_ftrace_filter only) the function commands.
-func (f *FS) funcFilterText(notrace bool) string {
+func (f *FS) funcFilterText(list funcList) string {
+	notrace := list == listNotrace
 	recs := f.funcRecords()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	sel := f.funcs.sel(notrace)
+	sel := f.funcs.sel(list)
 	set, mods := sel.set, sel.mods
 	var b strings.Builder
 	if len(set) == 0 && (notrace || len(mods) == 0) {
@@ -355,7 +370,7 @@ func (f *FS) funcFilterText(notrace bool) string {
 	for _, m := range mods {
 		fmt.Fprintf(&b, "%s:mod:%s\n", m.fn, m.mod)
 	}
-	if !notrace {
+	if list == listFilter {
 		var probes []string
 		for _, p := range f.funcs.probes {
 			for _, i := range p.hashOrder(recs) {
@@ -488,7 +503,7 @@ func (f *FS) clearFuncPids(notrace bool) {
 // Each write(2) is parsed as the kernel's trace_get_user parses it: it
 // takes blanks and at most one word, which a later write may continue.
 type funcRegex struct {
-	notrace bool
+	list funcList
 	funcSelection
 	// word is the word being read; cont is set while a write ended in
 	// its middle.
@@ -500,14 +515,14 @@ type funcRegex struct {
 }
 
 // openFuncRegex starts an edit of a selection.
-func (f *FS) openFuncRegex(notrace, trunc bool) *funcRegex {
-	rx := &funcRegex{notrace: notrace, funcSelection: funcSelection{set: map[int]bool{}}, dirty: true}
+func (f *FS) openFuncRegex(list funcList, trunc bool) *funcRegex {
+	rx := &funcRegex{list: list, funcSelection: funcSelection{set: map[int]bool{}}, dirty: true}
 	if trunc {
 		return rx
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	rx.funcSelection = f.funcs.sel(notrace).clone()
+	rx.funcSelection = f.funcs.sel(list).clone()
 	return rx
 }
 
@@ -585,9 +600,11 @@ func (f *FS) commitFuncRegex(rx *funcRegex) {
 	}
 	sel := rx.funcSelection.clone()
 	f.mu.Lock()
-	*f.funcs.sel(rx.notrace) = sel
+	*f.funcs.sel(rx.list) = sel
 	f.mu.Unlock()
-	f.updateFunctions()
+	if rx.list != listStack {
+		f.updateFunctions()
+	}
 }
 
 // funcWord applies one word: a pattern ("!" first removes what it
@@ -602,14 +619,27 @@ func (f *FS) funcWord(rx *funcRegex, word string) error {
 		return nil
 	}
 	command, args, _ := strings.Cut(rest, ":")
+	if rx.list == listStack && (command == "mod" || funcCommands[command]) {
+		// The stack tracer's ops belong to no trace array, and every
+		// command, "mod" too, needs one.
+		return syscall.ENODEV
+	}
 	if command == "mod" {
 		return f.funcModWord(rx, fn, args)
 	}
-	if rx.notrace {
+	switch {
+	case rx.list != listFilter:
 		// Commands register on the filter's ops alone.
 		return syscall.EINVAL
 	}
 	return f.funcCommand(fn, command, rest)
+}
+
+// funcCommands are the commands the kernel registers for set_ftrace_filter
+// besides "mod".
+var funcCommands = map[string]bool{
+	"traceon": true, "traceoff": true, "stacktrace": true, "snapshot": true,
+	"dump": true, "cpudump": true, "enable_event": true, "disable_event": true,
 }
 
 // funcModWord applies "FUNC:mod:MODULE": the functions of the module

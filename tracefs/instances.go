@@ -82,6 +82,8 @@ func (f *FS) hasEntry(k nodeKind) bool {
 		return f.hasFunctions()
 	case nAvailableFuncAddrs:
 		return f.hasFunctions() && f.texts.name == "6.12"
+	case nStackTrace, nStackMaxSize, nStackFilter:
+		return f.hasStack()
 	}
 	return true
 }

@@ -64,7 +64,11 @@ type World struct {
 func Open(c Config) *World {
 	reg := events.NewRegistry(c.Model, c.Dialect)
 	if !Available(c.Model) {
-		fsys := tracefs.New(tracefs.NewRegistryBackend(reg), c.options(false))
+		opts := c.options(false)
+		if c.Model.Config("CONFIG_STACK_TRACER") == "y" {
+			opts.StackTracer = tracefs.EmulatedStack()
+		}
+		fsys := tracefs.New(tracefs.NewRegistryBackend(reg), opts)
 		return &World{Reg: reg, FS: fsys, Note: EmulatedNote, close: func() {}}
 	}
 	if c.Export != nil {
@@ -78,6 +82,11 @@ func Open(c Config) *World {
 	}
 	lb := c.backend(reg)
 	opts := c.options(true)
+	if dir := c.Model.Tracefs(); tracefs.HasKernelStack(dir) {
+		// The kernel's stack tracer is switched by its sysctl, not
+		// through tracefs: its files are the kernel's own.
+		opts.StackTracer = tracefs.KernelStack{Dir: dir}
+	}
 	opts.Instance = func() (tracefs.Backend, func(*tracefs.FS), func(), error) {
 		// An instance traces through a session of its own: its own ring,
 		// maps, programs and triggers, over its view of the events; the
