@@ -138,10 +138,10 @@ type FS struct {
 	// the selections and commands (guarded by mu), the open trace_pipe
 	// readers (mu; the tracer cannot change while there are some) and
 	// the records, loaded once (at the top level).
-	tracer      string
-	funcs       funcState
+	tracer string
+	funcs  funcState
 	// stack is the emulated stack tracer (Options.StackTracer).
-	stack stackState
+	stack       stackState
 	pipeReaders int
 	funcOnce    sync.Once
 	funcRecs    []kernel.FtraceRecord

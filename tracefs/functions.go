@@ -69,7 +69,7 @@ type funcState struct {
 	// filter and notrace are set_ftrace_filter and set_ftrace_notrace;
 	// stack is stack_trace_filter, when the stack tracer is emulated.
 	filter, notrace, stack funcSelection
-	pids, noPids    map[int]bool
+	pids, noPids           map[int]bool
 	// probes are the function commands (FUNC:COMMAND), newest first.
 	probes []*funcProbe
 	// running is whether the backend traces function entries now;
