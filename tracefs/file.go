@@ -131,6 +131,12 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 			list = listNotrace
 		}
 		h.rx = f.openFuncRegex(list, flag&syscall.O_TRUNC != 0)
+	case (n.kind == nSetGraphFunction || n.kind == nSetGraphNotrace) && canWrite(flag):
+		list := listGraph
+		if n.kind == nSetGraphNotrace {
+			list = listGraphNotrace
+		}
+		h.rx = f.openFuncRegex(list, flag&syscall.O_TRUNC != 0)
 	case n.kind == nStackTrace || n.kind == nStackMaxSize || n.kind == nStackFilter:
 		if err := f.openStack(h); err != nil {
 			f.openFiles.Add(-1)
@@ -556,6 +562,8 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		return f.writeCPUMask(p)
 	case nStackMaxSize:
 		return f.writeStackMax(p)
+	case nMaxGraphDepth:
+		return f.writeMaxGraphDepth(p)
 	case nTraceOptions:
 		return f.writeTraceOptions(p)
 	case nOption:
@@ -722,6 +730,12 @@ func (f *FS) content(n node) string {
 		return f.funcFilterText(listNotrace)
 	case nStackFilter:
 		return f.funcFilterText(listStack)
+	case nSetGraphFunction:
+		return f.funcFilterText(listGraph)
+	case nSetGraphNotrace:
+		return f.funcFilterText(listGraphNotrace)
+	case nMaxGraphDepth:
+		return f.maxGraphDepthText()
 	case nStackTrace:
 		return f.stackTraceText()
 	case nStackMaxSize:

@@ -140,6 +140,10 @@ type FS struct {
 	// the records, loaded once (at the top level).
 	tracer string
 	funcs  funcState
+	// graphConf is what set_graph_function, set_graph_notrace and
+	// max_graph_depth hold, for the graph tracers of the top level and
+	// its instances (nil: nothing set).
+	graphConf atomic.Pointer[graphConf]
 	// stack is the emulated stack tracer (Options.StackTracer).
 	stack       stackState
 	pipeReaders int
@@ -260,6 +264,9 @@ const (
 	nStackTrace
 	nStackMaxSize
 	nStackFilter
+	nSetGraphFunction
+	nSetGraphNotrace
+	nMaxGraphDepth
 )
 
 // entry is a static directory entry: its name, kind and permission bits
@@ -286,6 +293,7 @@ var rootEntries = []entry{
 	{"instances", nInstances, fs.ModeDir},
 	{"kprobe_events", nKprobeEvents, modeWrite},
 	{"kprobe_profile", nKprobeProfile, modeRead},
+	{"max_graph_depth", nMaxGraphDepth, modeWrite},
 	{"options", nOptions, fs.ModeDir},
 	{"set_event", nSetEvent, modeWrite},
 	{"set_event_notrace_pid", nSetEventNotracePid, modeWrite},
@@ -294,6 +302,8 @@ var rootEntries = []entry{
 	{"set_ftrace_notrace", nSetFtraceNotrace, modeWrite},
 	{"set_ftrace_notrace_pid", nSetFtraceNotracePid, modeWrite},
 	{"set_ftrace_pid", nSetFtracePid, modeWrite},
+	{"set_graph_function", nSetGraphFunction, modeWrite},
+	{"set_graph_notrace", nSetGraphNotrace, modeWrite},
 	{"snapshot", nSnapshot, modeWrite},
 	{"stack_max_size", nStackMaxSize, modeWrite},
 	{"stack_trace", nStackTrace, modeRead},

@@ -72,16 +72,29 @@ type funcEntry struct {
 }
 
 // hashOrder is the order set_ftrace_filter lists the command's entries
-// in: the kernel walks the buckets of the command's function hash, which
-// has about half as many buckets as entries (a power of two), each
-// bucket holding its functions in the reverse of their order in the
-// 1,024-bucket hash they were collected in.
+// in (ftraceHashOrder of their functions).
 func (p *funcProbe) hashOrder(recs []kernel.FtraceRecord) []int {
-	n := len(p.entries)
+	idx := make([]int, len(p.entries))
+	for i, e := range p.entries {
+		idx[i] = e.rec
+	}
+	return ftraceHashOrder(recs, idx)
+}
+
+// ftraceHashOrder is the order the kernel lists a function hash in (a
+// command's functions, set_graph_function): it walks the buckets of a
+// hash with about half as many buckets as entries (a power of two, at
+// most 4,096: __move_hash), each bucket holding its functions in the
+// reverse of their order in the 1,024-bucket hash they were collected
+// in. idx are the functions' record indices; the result orders idx's
+// positions.
+func ftraceHashOrder(recs []kernel.FtraceRecord, idx []int) []int {
+	n := len(idx)
 	bits := uint(0)
 	for v := n / 2; v > 0; v >>= 1 {
 		bits++
 	}
+	bits = min(bits, ftraceHashMaxBits)
 	bucket := func(ip uint64, bits uint) uint64 {
 		if bits == 0 {
 			return 0
@@ -93,7 +106,7 @@ func (p *funcProbe) hashOrder(recs []kernel.FtraceRecord) []int {
 		order[i] = i
 	}
 	ip := func(i int) uint64 {
-		r := recs[p.entries[i].rec]
+		r := recs[idx[i]]
 		if r.Loc != 0 {
 			return r.Loc
 		}
@@ -108,6 +121,9 @@ func (p *funcProbe) hashOrder(recs []kernel.FtraceRecord) []int {
 	})
 	return order
 }
+
+// ftraceHashMaxBits is the kernel's FTRACE_HASH_MAX_BITS.
+const ftraceHashMaxBits = 12
 
 // goldenRatio64 is the kernel's GOLDEN_RATIO_64, hash_64's multiplier.
 const goldenRatio64 = 0x61C8864680B583EB

@@ -37,6 +37,14 @@ type FunctionTrace struct {
 	// Graph: the function_graph tracer, which records each function's
 	// return too (FS.RecordGraph), instead of the function tracer.
 	Graph bool
+	// GraphFuncs (set_graph_function) and GraphNotrace
+	// (set_graph_notrace) are addresses of functions: with GraphFuncs,
+	// the graph tracer records only the calls made inside one of
+	// theirs (their own included); it records none made inside one of
+	// GraphNotrace's. MaxGraphDepth (max_graph_depth), when not 0, is
+	// how many calls deep it records.
+	GraphFuncs, GraphNotrace []uint64
+	MaxGraphDepth            uint32
 }
 
 // FunctionPidReader is a function tracer whose pid lists change as it
@@ -67,9 +75,14 @@ const (
 // funcState is the FS's function tracer state (guarded by FS.mu).
 type funcState struct {
 	// filter and notrace are set_ftrace_filter and set_ftrace_notrace;
-	// stack is stack_trace_filter, when the stack tracer is emulated.
+	// stack is stack_trace_filter, when the stack tracer is emulated;
+	// graphFn and graphNo are set_graph_function and set_graph_notrace
+	// (the top level's; instances have none).
 	filter, notrace, stack funcSelection
-	pids, noPids           map[int]bool
+	graphFn, graphNo       funcSelection
+	// maxDepth is max_graph_depth.
+	maxDepth     uint32
+	pids, noPids map[int]bool
 	// probes are the function commands (FUNC:COMMAND), newest first.
 	probes []*funcProbe
 	// running is whether the backend traces function entries now;
@@ -101,10 +114,16 @@ func (s funcSelection) clone() funcSelection {
 type funcList int
 
 const (
-	listFilter  funcList = iota // set_ftrace_filter
-	listNotrace                 // set_ftrace_notrace
-	listStack                   // stack_trace_filter
+	listFilter       funcList = iota // set_ftrace_filter
+	listNotrace                      // set_ftrace_notrace
+	listStack                        // stack_trace_filter
+	listGraph                        // set_graph_function
+	listGraphNotrace                 // set_graph_notrace
 )
+
+// isGraph reports whether list is one of the graph tracer's, which the
+// kernel keeps in a hash of its own (ftrace_graph_set_hash).
+func (l funcList) isGraph() bool { return l == listGraph || l == listGraphNotrace }
 
 // sel is the selection of list.
 func (fs *funcState) sel(list funcList) *funcSelection {
@@ -113,6 +132,10 @@ func (fs *funcState) sel(list funcList) *funcSelection {
 		return &fs.notrace
 	case listStack:
 		return &fs.stack
+	case listGraph:
+		return &fs.graphFn
+	case listGraphNotrace:
+		return &fs.graphNo
 	}
 	return &fs.filter
 }
@@ -247,6 +270,13 @@ func (f *FS) functionTraceLocked() *FunctionTrace {
 	if t.Graph {
 		// func_stack_trace is the function tracer's option.
 		t.Stack = false
+		top := f
+		if f.parent != nil {
+			top = f.parent
+		}
+		if c := top.graphConf.Load(); c != nil {
+			t.GraphFuncs, t.GraphNotrace, t.MaxGraphDepth = c.funcs, c.notrace, c.max
+		}
 	}
 	return t
 }
@@ -345,6 +375,9 @@ func (f *FS) availableFunctionsText(addrs bool) string {
 // line saying that none is selected, then the cached module selections
 // and (set_ftrace_filter only) the function commands.
 func (f *FS) funcFilterText(list funcList) string {
+	if list.isGraph() {
+		return f.graphFilterText(list)
+	}
 	notrace := list == listNotrace
 	recs := f.funcRecords()
 	f.mu.Lock()
@@ -602,7 +635,10 @@ func (f *FS) commitFuncRegex(rx *funcRegex) {
 	f.mu.Lock()
 	*f.funcs.sel(rx.list) = sel
 	f.mu.Unlock()
-	if rx.list != listStack {
+	switch {
+	case rx.list.isGraph():
+		f.graphChanged()
+	case rx.list != listStack:
 		f.updateFunctions()
 	}
 }
@@ -611,6 +647,9 @@ func (f *FS) commitFuncRegex(rx *funcRegex) {
 // matches), "PATTERN:mod:MODULE", or a function command
 // "PATTERN:COMMAND[:ARGS]" (set_ftrace_filter only).
 func (f *FS) funcWord(rx *funcRegex, word string) error {
+	if rx.list.isGraph() {
+		return f.graphWord(rx, word)
+	}
 	fn, rest, cmd := strings.Cut(word, ":")
 	if !cmd {
 		if !f.matchFuncs(rx.set, fn, "", false) {

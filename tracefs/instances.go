@@ -84,6 +84,8 @@ func (f *FS) hasEntry(k nodeKind) bool {
 		return f.hasFunctions() && f.texts.name == "6.12"
 	case nStackTrace, nStackMaxSize, nStackFilter:
 		return f.hasStack()
+	case nSetGraphFunction, nSetGraphNotrace, nMaxGraphDepth:
+		return f.hasFunctions() && f.parent == nil
 	}
 	return true
 }

@@ -42,7 +42,7 @@ func TestFunctionGraphVM(t *testing.T) {
 		if head(kern) != head(ktr) {
 			t.Errorf("%s: header:\nkernel:\n%s\nktrace:\n%s", k.Name, head(kern), head(ktr))
 		}
-		kc, tc := ddCalls(kern), ddCalls(ktr)
+		kc, tc := ddCalls(kern, "ksys_read() {"), ddCalls(ktr, "ksys_read() {")
 		if len(kc) == 0 || strings.Join(kc, "\n") != strings.Join(tc, "\n") {
 			t.Errorf("%s: dd's calls differ\nkernel:\n%s\nktrace:\n%s\nkernel trace:\n%s\nktrace trace:\n%s\nstderr:\n%s",
 				k.Name, strings.Join(kc, "\n"), strings.Join(tc, "\n"), kern, ktr, section(s, "ERR"))
@@ -51,18 +51,19 @@ func TestFunctionGraphVM(t *testing.T) {
 	})
 }
 
-// ddCalls are dd's lines of a graph trace from its first read on:
-// whether the line has a duration, and the call text. (What comes before
-// differs by shell: busybox sh runs its dd applet without an exec, ktrace
-// sh execs /bin/dd, whose kernel_read calls rw_verify_area.)
-func ddCalls(trace string) []string {
+// ddCalls are dd's lines of a graph trace from its first line of call
+// text first on (its first read): whether the line has a duration, and
+// the call text. (What comes before differs by shell: busybox sh runs
+// its dd applet without an exec, ktrace sh execs /bin/dd, whose
+// kernel_read calls rw_verify_area.)
+func ddCalls(trace, first string) []string {
 	var out []string
 	for _, l := range strings.Split(trace, "\n") {
 		m := graphLine.FindStringSubmatch(l)
 		if m == nil || !strings.HasPrefix(m[1], "dd-") {
 			continue
 		}
-		if len(out) == 0 && m[3] != "ksys_read() {" {
+		if len(out) == 0 && m[3] != first {
 			continue
 		}
 		timed := "       "
@@ -72,4 +73,64 @@ func ddCalls(trace string) []string {
 		out = append(out, timed+" "+m[3])
 	}
 	return out
+}
+
+// graphFilterWorkload runs the function_graph tracer over dd's reads
+// three times, changing its settings while it runs: set_graph_function
+// on vfs_read, then set_graph_notrace on rw_verify_area, then
+// max_graph_depth 2.
+const graphFilterWorkload = `echo 'ksys_read vfs_read rw_verify_area security_file_permission' > set_ftrace_filter
+echo 1 > options/funcgraph-proc
+echo vfs_read > set_graph_function
+echo function_graph > current_tracer
+dd if=/etc/hostname of=/dev/null bs=4 count=3 2>/dev/null
+echo 0 > tracing_on
+echo @@PART graph; cat trace; echo > trace
+echo > set_graph_function
+echo rw_verify_area > set_graph_notrace
+echo 1 > tracing_on
+dd if=/etc/hostname of=/dev/null bs=4 count=3 2>/dev/null
+echo 0 > tracing_on
+echo @@PART notrace; cat trace; echo > trace
+echo > set_graph_notrace
+echo 2 > max_graph_depth
+echo 1 > tracing_on
+dd if=/etc/hostname of=/dev/null bs=4 count=3 2>/dev/null
+echo 0 > tracing_on
+echo @@PART depth; cat trace
+echo @@PART end
+echo nop > current_tracer; echo 1 > tracing_on
+echo 0 > max_graph_depth; echo 0 > options/funcgraph-proc
+echo > set_ftrace_filter
+`
+
+// TestGraphFilterVM runs the function_graph tracer under
+// set_graph_function, set_graph_notrace and max_graph_depth, changed
+// while it runs, on each pinned kernel's tracefs and through `ktrace
+// --kernel host sh` with the live backend, and compares dd's calls as
+// the two traces print them (the first starting at vfs_read, the others
+// at ksys_read). The files' parsing is TestGoldenScriptsSh's.
+func TestGraphFilterVM(t *testing.T) {
+	vmtest.ForEachKernel(t, func(t *testing.T, k vmtest.Kernel) {
+		s := runKernelThenSh(t, k, graphFilterWorkload)
+		kern, ktr := section(s, "KERNEL"), section(s, "KTRACE")
+		part := func(tr, name string) string {
+			_, rest, _ := strings.Cut(tr, "@@PART "+name+"\n")
+			body, _, _ := strings.Cut(rest, "@@PART ")
+			return body
+		}
+		for _, p := range []struct{ name, first string }{
+			{"graph", "vfs_read() {"},
+			{"notrace", "ksys_read() {"},
+			{"depth", "ksys_read() {"},
+		} {
+			kc, tc := ddCalls(part(kern, p.name), p.first), ddCalls(part(ktr, p.name), p.first)
+			if len(kc) == 0 || strings.Join(kc, "\n") != strings.Join(tc, "\n") {
+				t.Errorf("%s: %s: dd's calls differ\nkernel:\n%s\nktrace:\n%s\nkernel trace:\n%s\nktrace trace:\n%s\nstderr:\n%s",
+					k.Name, p.name, strings.Join(kc, "\n"), strings.Join(tc, "\n"), part(kern, p.name), part(ktr, p.name), section(s, "ERR"))
+				continue
+			}
+			t.Logf("%s: %s: %d lines of dd's calls, equal", k.Name, p.name, len(kc))
+		}
+	})
 }

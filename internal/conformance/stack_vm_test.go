@@ -38,7 +38,7 @@ echo @@MERR; cat /tmp/m.err 2>/dev/null; echo @@END-MERR
 // errors and readback through a mount (6.12) or `ktrace sh` (6.1) are the
 // kernel's tracefs's, and the kernel's tracer, switched on, measures the
 // stack the filter selects. The kernel's answers are also checked against
-// the golden files TestStackFilesSh holds the emulation to.
+// the golden files TestGoldenScriptsSh holds the emulation to.
 func TestStackTracerVM(t *testing.T) {
 	kt := vmtest.Ktrace(t)
 	dir := filepath.Join(filepath.Dir(corpusDir(t)), "stack")

@@ -41,34 +41,86 @@ const graphTasks = 1 << 15
 // kernel's shadow stack holds about as many).
 const graphMaxDepth = 64
 
-// graphTracer is the function_graph tracer's programs and maps.
+// graphTracer is the function_graph tracer's programs and maps: state
+// holds each task's graphState, times its calls' entry times, conf the
+// settings (graphConf) and flags the graph flags of the selected
+// functions (set_graph_function, set_graph_notrace), by address.
 type graphTracer struct {
-	depth, times *ebpf.Map
-	progs        []*ebpf.Program
+	state, times, conf, flags *ebpf.Map
+	progs                     []*ebpf.Program
 }
+
+// A task's state (the state map's value, 16 bytes): its depth of traced
+// calls, the depth plus one at which its set_graph_function call started
+// (0: outside one), and how many skipped calls it is in.
+const (
+	gstDepth = 0
+	gstBase  = 4
+	gstSkip  = 8
+)
+
+// The graph flags of a function.
+const (
+	graphFunction = 1 // in set_graph_function
+	graphNotrace  = 2 // in set_graph_notrace
+)
 
 func (g *graphTracer) close() {
 	for _, p := range g.progs {
 		p.Close()
 	}
-	for _, m := range []*ebpf.Map{g.depth, g.times} {
+	for _, m := range []*ebpf.Map{g.state, g.times, g.conf, g.flags} {
 		if m != nil {
 			m.Close()
 		}
 	}
 }
 
+// setConf puts t's graph settings in the maps, for the functions
+// selected (funcs): the programs use them from their next hit.
+func (g *graphTracer) setConf(t *tracefs.FunctionTrace, funcs []kernel.FtraceRecord) error {
+	flags := map[uint64]uint32{}
+	for _, a := range t.GraphFuncs {
+		flags[a] |= graphFunction
+	}
+	for _, a := range t.GraphNotrace {
+		flags[a] |= graphNotrace
+	}
+	for _, r := range funcs {
+		if err := g.flags.Put(r.Addr, flags[r.Addr]); err != nil {
+			return fmt.Errorf("setting the graph flags: %w", err)
+		}
+	}
+	hasGraph := uint32(0)
+	if len(t.GraphFuncs) > 0 {
+		hasGraph = 1
+	}
+	if err := g.conf.Put(uint32(0), [2]uint32{t.MaxGraphDepth, hasGraph}); err != nil {
+		return fmt.Errorf("setting max_graph_depth: %w", err)
+	}
+	return nil
+}
+
 // attachGraph loads and attaches the graph tracer's programs to funcs
 // (cookies: their addresses), adding the links to ft.
-func (b *Backend) attachGraph(st *staticTracer, ft *funcTracer, funcs []kernel.FtraceRecord, cookies []uint64, pids, noPids *ebpf.Map) error {
+func (b *Backend) attachGraph(st *staticTracer, ft *funcTracer, t *tracefs.FunctionTrace, funcs []kernel.FtraceRecord, cookies []uint64, pids, noPids *ebpf.Map) error {
 	g := &graphTracer{}
 	ft.graph = g
 	var err error
-	if g.depth, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_gdepth", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: graphTasks}); err != nil {
-		return fmt.Errorf("creating the depth map: %w", err)
+	if g.state, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_gstate", Type: ebpf.Hash, KeySize: 4, ValueSize: 16, MaxEntries: graphTasks}); err != nil {
+		return fmt.Errorf("creating the task state map: %w", err)
 	}
 	if g.times, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_gtimes", Type: ebpf.LRUHash, KeySize: 8, ValueSize: 8, MaxEntries: graphTasks * 4}); err != nil {
 		return fmt.Errorf("creating the entry time map: %w", err)
+	}
+	if g.conf, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_gconf", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}); err != nil {
+		return fmt.Errorf("creating the settings map: %w", err)
+	}
+	if g.flags, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_gflags", Type: ebpf.Hash, KeySize: 8, ValueSize: 4, MaxEntries: uint32(len(funcs))}); err != nil {
+		return fmt.Errorf("creating the graph flags map: %w", err)
+	}
+	if err := g.setConf(t, funcs); err != nil {
+		return err
 	}
 	if len(funcs) <= graphTrampolineMax {
 		links, progs, err := graphTrampolines(st, g, funcs, pids, noPids)
@@ -203,8 +255,7 @@ func (b *Backend) attachReturns(funcs []kernel.FtraceRecord, cookies []uint64, l
 }
 
 // graphProgram is the entry program, or with ret the return program, of
-// the graph tracer. Stack slots: -8 the pid, -16 the time key (pid and
-// depth), -24 the time, -28 the depth.
+// the graph tracer.
 func graphProgram(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, multi, ret bool) (*ebpf.Program, error) {
 	name, what := "ktrace_gent", "the function_graph tracer's entry program"
 	if ret {
@@ -213,36 +264,141 @@ func graphProgram(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, mult
 	return loadKprobe(name, graphInsns(st, g, pids, noPids, ret, 0), multi, what)
 }
 
+// The graph tracer's stack slots: -8 the pid (tracedTask), -16 the time
+// key (the pid and the depth), -24 the time, -32 the settings' key, -40
+// the function's address, -44 max_graph_depth, -48 whether
+// set_graph_function selects any function, -52 the function's graph
+// flags, -72 a zero task state.
+const (
+	gsConfKey  = -32
+	gsAddr     = -40
+	gsMax      = -44
+	gsHasGraph = -48
+	gsFlags    = -52
+	gsZero     = -72
+)
+
 // graphInsns is the program of graphProgram; addr, when not 0, is the
 // function's address (a trampoline program has no attach cookie).
+//
+// The task's state (graphState) decides, as the kernel's return stack
+// does, which calls are traced: an entry is skipped (and so is
+// everything it calls, each counted in skip so that its return is
+// skipped too) when its function is in set_graph_notrace or when the
+// task is max_graph_depth traced calls deep; with set_graph_function
+// selecting functions, an entry is traced only inside a call of one of
+// them (base: the depth that call started at, plus one), and the other
+// calls are not counted at all.
 func graphInsns(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, ret bool, addr uint64) asm.Instructions {
 	insns := tracedTask(pids, noPids)
-	// r9: the task's depth before this call (entry) or of this call
-	// (return).
-	insns = append(insns, mapLookup(g.depth, -8)...)
+	if addr != 0 {
+		insns = append(insns, asm.LoadImm(asm.R0, int64(addr), asm.DWord))
+	} else {
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, asm.R6),
+			asm.FnGetAttachCookie.Call(),
+		)
+	}
+	insns = append(insns,
+		asm.StoreMem(asm.R10, gsAddr, asm.R0, asm.DWord),
+		asm.StoreImm(asm.R10, gsConfKey, 0, asm.Word),
+	)
+	insns = append(insns, mapLookup(g.conf, gsConfKey)...)
+	insns = append(insns,
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.StoreMem(asm.R10, gsMax, asm.R1, asm.Word),
+		asm.LoadMem(asm.R1, asm.R0, 4, asm.Word),
+		asm.StoreMem(asm.R10, gsHasGraph, asm.R1, asm.Word),
+		asm.StoreImm(asm.R10, gsFlags, 0, asm.Word),
+	)
+	if !ret {
+		insns = append(insns, mapLookup(g.flags, gsAddr)...)
+		insns = append(insns,
+			asm.JEq.Imm(asm.R0, 0, "flagged"),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.StoreMem(asm.R10, gsFlags, asm.R1, asm.Word),
+		)
+	}
+	// r7: the task's state.
+	insns = append(insns, mapLookup(g.state, -8)...)
+	insns[len(insns)-4] = insns[len(insns)-4].WithSymbol("flagged")
 	if ret {
 		insns = append(insns,
 			asm.JEq.Imm(asm.R0, 0, "out"),
-			asm.LoadMem(asm.R9, asm.R0, 0, asm.Word),
+			asm.Mov.Reg(asm.R7, asm.R0),
+			// A call skipped at its entry.
+			asm.LoadMem(asm.R1, asm.R7, gstSkip, asm.Word),
+			asm.JEq.Imm(asm.R1, 0, "counted"),
+			asm.Sub.Imm(asm.R1, 1),
+			asm.StoreMem(asm.R7, gstSkip, asm.R1, asm.Word),
+			asm.Ja.Label("out"),
+			// Outside set_graph_function's calls nothing was counted.
+			asm.LoadMem(asm.R2, asm.R7, gstBase, asm.Word).WithSymbol("counted"),
+			asm.LoadMem(asm.R3, asm.R10, gsHasGraph, asm.Word),
+			asm.JEq.Imm(asm.R3, 0, "inside"),
+			asm.JEq.Imm(asm.R2, 0, "out"),
+			// r9: the depth of this call.
+			asm.LoadMem(asm.R9, asm.R7, gstDepth, asm.Word).WithSymbol("inside"),
 			asm.JEq.Imm(asm.R9, 0, "out"),
 			asm.Sub.Imm(asm.R9, 1),
-			asm.StoreMem(asm.R0, 0, asm.R9, asm.Word),
+			asm.StoreMem(asm.R7, gstDepth, asm.R9, asm.Word),
+			// The return of the set_graph_function call leaves it.
+			asm.Mov.Reg(asm.R1, asm.R9),
+			asm.Add.Imm(asm.R1, 1),
+			asm.JNE.Reg(asm.R1, asm.R2, "timekey"),
+			asm.StoreImm(asm.R7, gstBase, 0, asm.Word),
 		)
 	} else {
 		insns = append(insns,
-			asm.Mov.Imm(asm.R9, 0),
-			asm.JEq.Imm(asm.R0, 0, "have"),
-			asm.LoadMem(asm.R9, asm.R0, 0, asm.Word),
-			asm.JGE.Imm(asm.R9, graphMaxDepth, "out").WithSymbol("have"),
+			asm.JNE.Imm(asm.R0, 0, "state"),
+			asm.Mov.Imm(asm.R1, 0),
+			asm.StoreMem(asm.R10, gsZero, asm.R1, asm.DWord),
+			asm.StoreMem(asm.R10, gsZero+8, asm.R1, asm.DWord),
+		)
+		insns = append(insns, mapUpdate(g.state, -8, gsZero)...)
+		insns = append(insns, mapLookup(g.state, -8)...)
+		insns = append(insns,
+			asm.JEq.Imm(asm.R0, 0, "out"),
+			asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("state"),
+			// Inside a skipped call, or a set_graph_notrace
+			// function: skipped.
+			asm.LoadMem(asm.R1, asm.R7, gstSkip, asm.Word),
+			asm.JNE.Imm(asm.R1, 0, "skip"),
+			asm.LoadMem(asm.R1, asm.R10, gsFlags, asm.Word),
+			asm.Mov.Reg(asm.R2, asm.R1),
+			asm.And.Imm(asm.R2, graphNotrace),
+			asm.JNE.Imm(asm.R2, 0, "skip"),
+			// r4: this call starts a set_graph_function call.
+			asm.Mov.Imm(asm.R4, 0),
+			asm.LoadMem(asm.R2, asm.R7, gstBase, asm.Word),
+			asm.JNE.Imm(asm.R2, 0, "inside"),
+			asm.LoadMem(asm.R3, asm.R10, gsHasGraph, asm.Word),
+			asm.JEq.Imm(asm.R3, 0, "inside"),
+			asm.And.Imm(asm.R1, graphFunction),
+			asm.JEq.Imm(asm.R1, 0, "out"),
+			asm.Mov.Imm(asm.R4, 1),
+			// r9: the task's depth before this call.
+			asm.LoadMem(asm.R9, asm.R7, gstDepth, asm.Word).WithSymbol("inside"),
+			asm.LoadMem(asm.R3, asm.R10, gsMax, asm.Word),
+			asm.JEq.Imm(asm.R3, 0, "deep"),
+			asm.JGE.Reg(asm.R9, asm.R3, "skip"),
+			asm.JGE.Imm(asm.R9, graphMaxDepth, "skip").WithSymbol("deep"),
 			asm.Mov.Reg(asm.R1, asm.R9),
 			asm.Add.Imm(asm.R1, 1),
-			asm.StoreMem(asm.R10, -28, asm.R1, asm.Word),
+			asm.StoreMem(asm.R7, gstDepth, asm.R1, asm.Word),
+			asm.JEq.Imm(asm.R4, 0, "timekey"),
+			asm.StoreMem(asm.R7, gstBase, asm.R1, asm.Word),
+			asm.Ja.Label("timekey"),
+			asm.LoadMem(asm.R1, asm.R7, gstSkip, asm.Word).WithSymbol("skip"),
+			asm.Add.Imm(asm.R1, 1),
+			asm.StoreMem(asm.R7, gstSkip, asm.R1, asm.Word),
+			asm.Ja.Label("out"),
 		)
-		insns = append(insns, mapUpdate(g.depth, -8, -28)...)
 	}
 	// The time key: pid << 32 | depth.
 	insns = append(insns,
-		asm.Mov.Reg(asm.R1, asm.R8),
+		asm.Mov.Reg(asm.R1, asm.R8).WithSymbol("timekey"),
 		asm.LSh.Imm(asm.R1, 32),
 		asm.Or.Reg(asm.R1, asm.R9),
 		asm.StoreMem(asm.R10, -16, asm.R1, asm.DWord),
@@ -280,16 +436,7 @@ func graphInsns(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, ret bo
 	insns = append(insns, reserve...)
 	insns = append(insns,
 		asm.StoreImm(asm.R7, 12, 0, asm.Word),
-	)
-	if addr != 0 {
-		insns = append(insns, asm.LoadImm(asm.R0, int64(addr), asm.DWord))
-	} else {
-		insns = append(insns,
-			asm.Mov.Reg(asm.R1, asm.R6),
-			asm.FnGetAttachCookie.Call(),
-		)
-	}
-	insns = append(insns,
+		asm.LoadMem(asm.R0, asm.R10, gsAddr, asm.DWord),
 		asm.StoreMem(asm.R7, staticHeader, asm.R0, asm.DWord),
 		asm.StoreMem(asm.R7, staticHeader+8, asm.R9, asm.DWord),
 		asm.LoadMem(asm.R1, asm.R10, -24, asm.DWord),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,8 +61,26 @@ type funcTracer struct {
 	// forkProgs follow forks and frees (function-fork).
 	forkProgs []*ebpf.Program
 	// graph is the function_graph tracer's part (nil for the function
-	// tracer).
+	// tracer), over the functions funcs; trace is what it was made for.
 	graph *graphTracer
+	funcs []kernel.FtraceRecord
+	trace *tracefs.FunctionTrace
+}
+
+// sameAttachment reports whether a and b attach the same programs to the
+// same functions: they differ at most in the graph tracer's settings,
+// which its maps hold.
+func sameAttachment(a, b *tracefs.FunctionTrace) bool {
+	if a.Graph != b.Graph || a.Stack != b.Stack || a.Fork != b.Fork ||
+		!slices.Equal(a.Pids, b.Pids) || !slices.Equal(a.NoPids, b.NoPids) || len(a.Funcs) != len(b.Funcs) {
+		return false
+	}
+	for i := range a.Funcs {
+		if a.Funcs[i].Addr != b.Funcs[i].Addr {
+			return false
+		}
+	}
+	return true
 }
 
 func (ft *funcTracer) close() {
@@ -96,6 +115,16 @@ func (b *Backend) SetFunctionTrace(t *tracefs.FunctionTrace) error {
 		}
 		return nil
 	}
+	if old != nil && old.graph != nil && sameAttachment(old.trace, t) {
+		// Only set_graph_function, set_graph_notrace or
+		// max_graph_depth changed: the running programs take the new
+		// settings from their maps.
+		if err := old.graph.setConf(t, old.funcs); err != nil {
+			return fmt.Errorf("function tracer: %w", err)
+		}
+		old.trace = t
+		return nil
+	}
 	st, err := b.staticTracer()
 	if err != nil {
 		return fmt.Errorf("function tracer: %w", err)
@@ -119,7 +148,7 @@ func (b *Backend) SetFunctionTrace(t *tracefs.FunctionTrace) error {
 
 // attachFunctions loads the tracer's program for t and attaches it.
 func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*funcTracer, error) {
-	ft := &funcTracer{}
+	ft := &funcTracer{trace: t}
 	ok := false
 	defer func() {
 		if !ok {
@@ -155,7 +184,8 @@ func (b *Backend) attachFunctions(st *staticTracer, t *tracefs.FunctionTrace) (*
 		cookies[i] = r.Addr
 	}
 	if t.Graph {
-		if err := b.attachGraph(st, ft, funcs, cookies, pids, noPids); err != nil {
+		ft.funcs = funcs
+		if err := b.attachGraph(st, ft, t, funcs, cookies, pids, noPids); err != nil {
 			return nil, fmt.Errorf("%d functions selected: %w", len(funcs), err)
 		}
 		ok = true
