@@ -51,6 +51,9 @@ type File struct {
 	// and a later write opens it again.
 	ext     io.ReadWriteCloser
 	extDone bool
+	// wrote is set by a write to an edit (rx, or ext's
+	// stack_trace_filter) since the open or the last Commit.
+	wrote bool
 	// lastRead and lastAct are a hist file's hit counts as of its last
 	// read, and as of its open, last read or last poll (Poll).
 	lastRead, lastAct uint64
@@ -329,9 +332,11 @@ func (h *File) Write(p []byte) (int, error) {
 		return h.fs.writeMarker(h.pid, p)
 	}
 	if h.rx != nil {
+		h.wrote = true
 		return h.fs.writeFuncRegex(h.rx, p)
 	}
 	if h.ext != nil || h.extDone {
+		h.wrote = true
 		return h.writeExt(p)
 	}
 	return h.fs.write(h.n, p)
@@ -357,10 +362,19 @@ func (h *File) TruncateEdit() bool {
 
 // Commit puts an edit of set_ftrace_filter or set_ftrace_notrace in place
 // now, as its close will (a FUSE close(2) returns at FLUSH, before the
-// handle is released); the handle stays open for more writes.
+// handle is released); the handle stays open for more writes. An edit
+// that has had no write since the open or the last Commit is left for
+// later: a shell's `echo WORD > FILE` closes its first descriptor of the
+// file (a FLUSH) after dup2 and before it writes, and putting the
+// truncated edit in place there would select every function for a
+// moment, where the kernel goes from the old selection straight to WORD.
 func (h *File) Commit() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !h.wrote {
+		return
+	}
+	h.wrote = false
 	if h.rx != nil && !h.closed {
 		h.fs.commitFuncRegex(h.rx)
 	}
