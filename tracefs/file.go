@@ -127,24 +127,15 @@ func (f *FS) Open(name string, flag int) (*File, error) {
 	}
 	h := &File{fs: f, n: n, path: name, flag: flag, pid: syscall.Getpid()}
 	f.openFiles.Add(1)
+	list, isList := funcLists[n.kind]
 	switch {
-	case (n.kind == nSetFtraceFilter || n.kind == nSetFtraceNotrace) && canWrite(flag):
-		list := listFilter
-		if n.kind == nSetFtraceNotrace {
-			list = listNotrace
-		}
-		h.rx = f.openFuncRegex(list, flag&syscall.O_TRUNC != 0)
-	case (n.kind == nSetGraphFunction || n.kind == nSetGraphNotrace) && canWrite(flag):
-		list := listGraph
-		if n.kind == nSetGraphNotrace {
-			list = listGraphNotrace
-		}
-		h.rx = f.openFuncRegex(list, flag&syscall.O_TRUNC != 0)
 	case n.kind == nStackTrace || n.kind == nStackMaxSize || n.kind == nStackFilter:
 		if err := f.openStack(h); err != nil {
 			f.openFiles.Add(-1)
 			return nil, pathErr("open", name, err)
 		}
+	case isList && canWrite(flag):
+		h.rx = f.openFuncRegex(list, flag&syscall.O_TRUNC != 0)
 	case n.kind == nTracePipe:
 		f.mu.Lock()
 		f.pipeReaders++
@@ -738,16 +729,8 @@ func (f *FS) content(n node) string {
 		return f.tracerName() + "\n"
 	case nAvailableFuncs, nAvailableFuncAddrs:
 		return f.availableFunctionsText(n.kind == nAvailableFuncAddrs)
-	case nSetFtraceFilter:
-		return f.funcFilterText(listFilter)
-	case nSetFtraceNotrace:
-		return f.funcFilterText(listNotrace)
-	case nStackFilter:
-		return f.funcFilterText(listStack)
-	case nSetGraphFunction:
-		return f.funcFilterText(listGraph)
-	case nSetGraphNotrace:
-		return f.funcFilterText(listGraphNotrace)
+	case nSetFtraceFilter, nSetFtraceNotrace, nStackFilter, nSetGraphFunction, nSetGraphNotrace:
+		return f.funcFilterText(funcLists[n.kind])
 	case nMaxGraphDepth:
 		return f.maxGraphDepthText()
 	case nStackTrace:

@@ -121,6 +121,15 @@ const (
 	listGraphNotrace                 // set_graph_notrace
 )
 
+// funcLists are the files of function selections.
+var funcLists = map[nodeKind]funcList{
+	nSetFtraceFilter:  listFilter,
+	nSetFtraceNotrace: listNotrace,
+	nStackFilter:      listStack,
+	nSetGraphFunction: listGraph,
+	nSetGraphNotrace:  listGraphNotrace,
+}
+
 // isGraph reports whether list is one of the graph tracer's, which the
 // kernel keeps in a hash of its own (ftrace_graph_set_hash).
 func (l funcList) isGraph() bool { return l == listGraph || l == listGraphNotrace }

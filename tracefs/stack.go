@@ -98,8 +98,8 @@ func (f *FS) kernelStack() StackTracer {
 func (f *FS) openStack(h *File) error {
 	st := f.kernelStack()
 	if st == nil {
-		if h.n.kind == nStackFilter && canWrite(h.flag) {
-			h.rx = f.openFuncRegex(listStack, h.flag&syscall.O_TRUNC != 0)
+		if list, ok := funcLists[h.n.kind]; ok && canWrite(h.flag) {
+			h.rx = f.openFuncRegex(list, h.flag&syscall.O_TRUNC != 0)
 		}
 		return nil
 	}
