@@ -20,14 +20,16 @@ import (
 //     errors; TestStackTracerVM checks the kernels still print it);
 //   - graphfilter: set_graph_function, set_graph_notrace and
 //     max_graph_depth (globs, "!", the hash order of the readback, the
-//     words they refuse; recorded on both kernels in the VM).
+//     words they refuse; recorded on both kernels in the VM);
+//   - marker: trace_marker writes longer than one entry holds, split
+//     by the kernel's short writes (1,024 bytes on 6.1, 4,054 on 6.12).
 func TestGoldenScriptsSh(t *testing.T) {
 	root, err := vmtest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := ktraceBinary(t)
-	for _, script := range []string{"stack", "graphfilter"} {
+	for _, script := range []string{"stack", "graphfilter", "marker"} {
 		dir := filepath.Join(root, "testdata", script)
 		for _, k := range kernelNames {
 			t.Run(script+"/"+k, func(t *testing.T) {

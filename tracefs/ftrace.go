@@ -315,10 +315,11 @@ func (f *FS) writeMarker(pid int, p []byte) (int, error) {
 	if !f.optionOn("markers") {
 		return 0, syscall.EINVAL
 	}
-	const maxMarker = 4096 // TRACE_MARKER_MAX_SIZE
 	text := p
-	if len(text) > maxMarker {
-		text = text[:maxMarker]
+	if n := f.markerMax(); len(text) > n {
+		// The rest is the writer's to write again: a shell's
+		// full_write makes it the next entries.
+		text = text[:n]
 	}
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
@@ -344,6 +345,23 @@ func (f *FS) writeMarker(pid int, p []byte) (int, error) {
 	}
 	f.record(traceEntry{ts: ns, text: withNewline([]byte(line)), pid: pid, task: true, marker: true}, comm)
 	return len(text), nil
+}
+
+// markerMax is how much of one write(2) to trace_marker the kernel
+// records in one entry, and so takes: 6.1 copies at most TRACE_BUF_SIZE
+// (1,024) bytes; 6.12 takes up to TRACE_MARKER_MAX_SIZE (4,096) but no
+// more than the largest event a sub-buffer holds (4,072 bytes of a 4 KiB
+// page) less the print entry's header and the '\n' and NUL it adds
+// (measured: 4,054 bytes per entry, the rest in the next write's).
+func (f *FS) markerMax() int {
+	if f.texts.name != "6.12" {
+		return 1024
+	}
+	const (
+		maxEventData = bufPageSize - 8 // BUF_MAX_DATA_SIZE
+		printMeta    = 16 + 2          // struct print_entry, '\n', '\0'
+	)
+	return min(4096, maxEventData-printMeta)
 }
 
 // MarkerTriggers is implemented by backends that run the triggers of the
