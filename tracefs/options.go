@@ -32,6 +32,9 @@ type traceOption struct {
 	// tracing: the option changes what the function tracer records
 	// (the backend is told).
 	tracing bool
+	// tasks: the option makes the event pid lists follow forks (the
+	// backend is told: TaskFollower).
+	tasks bool
 }
 
 // traceOptions are the options of the pinned kernels in trace_options's
@@ -60,7 +63,7 @@ var traceOptions = []traceOption{
 	{name: "disable_on_free", core: true, honoured: true},
 	{name: "irq-info", def: true, core: true},
 	{name: "markers", def: true, core: true, honoured: true},
-	{name: "event-fork", core: true},
+	{name: "event-fork", core: true, honoured: true, tasks: true},
 	{name: "trace_printk_dest", def: true, core: true, honoured: true, since: "6.12"},
 	{name: "pause-on-trace", core: true, honoured: true},
 	{name: "hash-ptr", def: true, core: true, honoured: true},
@@ -136,13 +139,15 @@ func (f *FS) OptionOn(name string) bool { return f.optionOn(name) }
 
 // optionOn reports an option's value.
 func (f *FS) optionOn(name string) bool {
-	i, ok := f.option(name)
-	if !ok {
-		return false
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.optOn[i]
+	return f.optionOnLocked(name)
+}
+
+// optionOnLocked is optionOn with f.mu held.
+func (f *FS) optionOnLocked(name string) bool {
+	i, ok := f.option(name)
+	return ok && f.optOn[i]
 }
 
 // setOption sets option i as the kernel's set_tracer_flag does: setting
@@ -166,6 +171,15 @@ func (f *FS) setOption(i int, on, viaTraceOptions bool) error {
 	}
 	if !o.honoured {
 		return syscall.EINVAL
+	}
+	if o.tasks {
+		f.mu.Unlock()
+		err := f.followTasks(on)
+		f.mu.Lock()
+		if err != nil {
+			f.note("ktrace: " + o.name + ": " + err.Error())
+			return syscall.ENOMEM
+		}
 	}
 	f.optOn[i] = on
 	if o.tracing {

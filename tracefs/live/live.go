@@ -48,6 +48,10 @@ type Backend struct {
 	// RecordGraph passes a function_graph record to the trace
 	// (tracefs.FS.RecordGraph).
 	RecordGraph func(tracefs.GraphRecord) bool
+	// TaskForked and TaskFreed receive the forks and freed tasks
+	// while FollowTasks is on (tracefs.FS.TaskForked, TaskFreed).
+	TaskForked func(parent, child int)
+	TaskFreed  func(pid int)
 	// IgnorePID drops the records of this process (0: none): the server of
 	// a mount plays the kernel, whose own work the kernel does not trace.
 	IgnorePID uint32
@@ -102,6 +106,9 @@ type Backend struct {
 	// staticFilters are the static events' filters (static_hist.go).
 	// Guarded by mu.
 	staticFilters map[evID]*filter.Filter
+	// tasks follows forks for options/event-fork (tasks.go); nil when
+	// off. Guarded by mu.
+	tasks *taskFollower
 	// funcs is the function tracer (functions.go); nil when it does
 	// not run. Guarded by mu.
 	funcs *funcTracer
@@ -535,6 +542,7 @@ func (b *Backend) AddPeer(p *Backend) (release func()) {
 // Close disables every enabled event, which detaches it, then lets the
 // reader pass on what the ring buffer holds and closes the session.
 func (b *Backend) Close() {
+	b.FollowTasks(false)
 	b.SetFunctionTrace(nil)
 	b.SetFunctionProbes(nil)
 	b.closeStatic()

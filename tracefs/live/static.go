@@ -424,6 +424,12 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 		}
 		return line
 	}
+	if num == taskForkNum || num == taskFreeNum {
+		if len(raw) >= staticHeader+taskRecord {
+			b.taskEntry(num, raw[staticHeader:])
+		}
+		return line
+	}
 	if num == graphEntNum || num == graphRetNum {
 		if len(raw) >= staticHeader+graphRecord && !(b.IgnorePID != 0 && pid == b.IgnorePID) {
 			b.graphEntry(num == graphRetNum, cpu, ts, int(pid), comm, raw[staticHeader:])

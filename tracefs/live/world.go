@@ -97,6 +97,7 @@ func Open(c Config) *World {
 		bind := func(fsys *tracefs.FS) {
 			ib.Record = fsys.RecordTask
 			ib.RecordGraph = fsys.RecordGraph
+			ib.TaskForked, ib.TaskFreed = fsys.TaskForked, fsys.TaskFreed
 			ib.TraceOptions = fsys
 		}
 		release := func() {
@@ -109,6 +110,7 @@ func Open(c Config) *World {
 	fsys := tracefs.New(lb, opts)
 	lb.Record = fsys.RecordTask
 	lb.RecordGraph = fsys.RecordGraph
+	lb.TaskForked, lb.TaskFreed = fsys.TaskForked, fsys.TaskFreed
 	lb.TraceOptions = fsys
 	return &World{Reg: reg, FS: fsys, Note: Note, Live: true, close: lb.Close, top: lb}
 }
