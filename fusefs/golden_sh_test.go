@@ -29,7 +29,7 @@ func TestGoldenScriptsSh(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := ktraceBinary(t)
-	for _, script := range []string{"stack", "graphfilter", "marker"} {
+	for _, script := range []string{"stack", "graphfilter", "marker", "subbuf"} {
 		dir := filepath.Join(root, "testdata", script)
 		for _, k := range kernelNames {
 			t.Run(script+"/"+k, func(t *testing.T) {

@@ -569,6 +569,8 @@ func (f *FS) write(n node, p []byte) (int, error) {
 		return f.writeStackMax(p)
 	case nMaxGraphDepth:
 		return f.writeMaxGraphDepth(p)
+	case nBufferSubbufKB:
+		return f.writeSubbuf(p)
 	case nTraceOptions:
 		return f.writeTraceOptions(p)
 	case nOption:
@@ -716,7 +718,9 @@ func (f *FS) content(n node) string {
 	case nHeaderEvent:
 		return f.texts.headerEvent
 	case nHeaderPage:
-		return f.texts.headerPage
+		return f.headerPageText()
+	case nBufferSubbufKB:
+		return f.subbufText()
 	case nEventsEnable, nGroupEnable:
 		return f.enableText(n)
 	case nGroupFilter:

@@ -140,6 +140,9 @@ type FS struct {
 	// the records, loaded once (at the top level).
 	tracer string
 	funcs  funcState
+	// subbufOrder is buffer_subbuf_size_kb's: the ring buffer's
+	// sub-buffers are 4 KiB << subbufOrder (guarded by mu).
+	subbufOrder int
 	// graphConf is what set_graph_function, set_graph_notrace and
 	// max_graph_depth hold, for the graph tracers of the top level and
 	// its instances (nil: nothing set).
@@ -267,6 +270,7 @@ const (
 	nSetGraphFunction
 	nSetGraphNotrace
 	nMaxGraphDepth
+	nBufferSubbufKB
 )
 
 // entry is a static directory entry: its name, kind and permission bits
@@ -285,6 +289,7 @@ var rootEntries = []entry{
 	{"available_filter_functions_addrs", nAvailableFuncAddrs, modeRead},
 	{"available_tracers", nAvailableTracers, modeRead},
 	{"buffer_size_kb", nBufferSizeKB, modeWrite},
+	{"buffer_subbuf_size_kb", nBufferSubbufKB, modeWrite},
 	{"buffer_total_size_kb", nBufferTotalKB, modeRead},
 	{"current_tracer", nCurrentTracer, modeWrite},
 	{"dynamic_events", nDynamicEvents, modeWrite},

@@ -325,7 +325,7 @@ func TestTree(t *testing.T) {
 		dir  string
 		want string
 	}{
-		{"", "README available_events available_tracers buffer_size_kb buffer_total_size_kb current_tracer dynamic_events error_log events instances kprobe_events kprobe_profile options set_event set_event_notrace_pid set_event_pid snapshot synthetic_events trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on uprobe_events uprobe_profile"},
+		{"", "README available_events available_tracers buffer_size_kb buffer_subbuf_size_kb buffer_total_size_kb current_tracer dynamic_events error_log events instances kprobe_events kprobe_profile options set_event set_event_notrace_pid set_event_pid snapshot synthetic_events trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on uprobe_events uprobe_profile"},
 		{"/events", "enable header_event header_page kprobes"},
 		{"events/kprobes", "enable filter myev"},
 		{"events/kprobes/myev/", "enable filter format hist id trigger"},

@@ -36,6 +36,7 @@ type instance struct {
 var instanceEntries = []entry{
 	{"available_tracers", nAvailableTracers, modeRead},
 	{"buffer_size_kb", nBufferSizeKB, modeWrite},
+	{"buffer_subbuf_size_kb", nBufferSubbufKB, modeWrite},
 	{"buffer_total_size_kb", nBufferTotalKB, modeRead},
 	{"current_tracer", nCurrentTracer, modeWrite},
 	{"error_log", nErrorLog, modeWrite},
@@ -80,6 +81,8 @@ func (f *FS) hasEntry(k nodeKind) bool {
 	switch k {
 	case nAvailableFuncs, nSetFtraceFilter, nSetFtraceNotrace, nSetFtracePid, nSetFtraceNotracePid:
 		return f.hasFunctions()
+	case nBufferSubbufKB:
+		return f.texts.name == "6.12"
 	case nAvailableFuncAddrs:
 		return f.hasFunctions() && f.texts.name == "6.12"
 	case nStackTrace, nStackMaxSize, nStackFilter:

@@ -47,7 +47,7 @@ func TestInstances(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	want := "available_tracers buffer_size_kb buffer_total_size_kb current_tracer error_log events options set_event set_event_notrace_pid set_event_pid snapshot trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on"
+	want := "available_tracers buffer_size_kb buffer_subbuf_size_kb buffer_total_size_kb current_tracer error_log events options set_event set_event_notrace_pid set_event_pid snapshot trace trace_clock trace_marker trace_options trace_pipe tracing_cpumask tracing_on"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("instance files:\n got %s\nwant %s", got, want)
 	}
