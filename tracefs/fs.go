@@ -116,6 +116,7 @@ type FS struct {
 	bufPages    uint64
 	expanded    bool
 	clockName   string
+	clockConv   *traceClock // clockName's conversion (nil: local)
 	eventPids   map[int]bool
 	eventNoPids map[int]bool
 

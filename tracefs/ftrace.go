@@ -22,19 +22,6 @@ import (
 // traceClocks are the kernel's trace clocks in trace_clock's order.
 var traceClocks = []string{"local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc"}
 
-// honouredClock reports whether ktrace's timestamps can stand for a
-// clock: ktrace stamps records with CLOCK_MONOTONIC nanoseconds, which
-// local, global, perf (sched_clock based) and mono are, up to the drift
-// between sched_clock and the monotonic clock. The others count something
-// else (a counter, jiffies, raw or boot or TAI time, TSC cycles).
-func honouredClock(name string) bool {
-	switch name {
-	case "local", "global", "perf", "mono":
-		return true
-	}
-	return false
-}
-
 // Ring buffer sizes: the kernel's pages hold BUF_PAGE_SIZE bytes of
 // events (a 4 KiB page less its 16-byte header); before anything is
 // traced each CPU's buffer has its minimum of two pages, and it grows to
@@ -153,11 +140,20 @@ func (f *FS) writeTraceClock(p []byte) (int, error) {
 	for _, c := range traceClocks {
 		known = known || c == name
 	}
-	if !known || !honouredClock(name) {
+	if !known {
 		return 0, syscall.EINVAL
 	}
+	c, err := newTraceClock(name)
+	if err != nil {
+		f.note("ktrace: trace_clock: " + err.Error())
+		return 0, syscall.EINVAL
+	}
+	// The entries of the old clock go, as the kernel's reset of the
+	// buffer on a change drops them.
+	f.clearTrace()
 	f.mu.Lock()
 	f.clockName = name
+	f.clockConv = c
 	f.mu.Unlock()
 	return len(p), nil
 }

@@ -178,6 +178,7 @@ func (f *FS) record(e traceEntry, comm string) bool {
 		}
 		f.comms[e.pid] = comm
 	}
+	f.restamp(&e)
 	f.ring.add(e)
 	f.cond.Broadcast()
 	return true
