@@ -71,7 +71,7 @@ type stackState struct {
 	max uint64
 }
 
-// stackEntries are the stack tracer's files in the root directory.
+// stackFileNames are the stack tracer's files, by node.
 var stackFileNames = map[nodeKind]string{
 	nStackTrace:   "stack_trace",
 	nStackMaxSize: "stack_max_size",
