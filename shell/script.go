@@ -18,6 +18,9 @@ type Script struct {
 	file   *syntax.File
 	params []string
 	tty    io.Reader
+	// named: the script is a file, whose name and line busybox's ash
+	// puts before the messages of failed redirections.
+	named bool
 }
 
 // Parse reads the script src, named name, with positional parameters
@@ -54,7 +57,11 @@ func Load(command *string, args []string, stdin io.Reader) (*Script, error) {
 			return nil, &OpenError{err}
 		}
 		defer f.Close()
-		return Parse(f, args[0], args[1:])
+		s, err := Parse(f, args[0], args[1:])
+		if s != nil {
+			s.named = true
+		}
+		return s, err
 	}
 	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return Interactive(f), nil
@@ -70,6 +77,9 @@ func Interactive(tty io.Reader) *Script { return &Script{tty: tty} }
 func (s *Script) Run(ctx context.Context, fsys *tracefs.FS, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if s.tty != nil {
 		return RunInteractive(ctx, fsys, s.tty, stdout, stderr)
+	}
+	if s.named {
+		return runScript(ctx, fsys, s.file, s.params, s.file.Name, stdin, stdout, stderr)
 	}
 	return Run(ctx, fsys, s.file, s.params, stdin, stdout, stderr)
 }

@@ -32,17 +32,21 @@ const (
 type shell struct {
 	fs      *tracefs.FS
 	scratch string // empty directory external commands run in
+	// script is the name of the script file being run ("" for sh -c
+	// and stdin): ash's messages for failed redirections then read
+	// "SCRIPT: line N: can't create ...".
+	script string
 }
 
 // newShell prepares an interpreter over fsys. cleanup removes its scratch
 // directory.
-func newShell(fsys *tracefs.FS, params []string, stdin io.Reader, stdout, stderr io.Writer) (r *interp.Runner, cleanup func(), err error) {
+func newShell(fsys *tracefs.FS, params []string, script string, stdin io.Reader, stdout, stderr io.Writer) (r *interp.Runner, cleanup func(), err error) {
 	scratch, err := os.MkdirTemp("", "ktrace-sh-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("scratch directory: %w", err)
 	}
 	cleanup = func() { os.RemoveAll(scratch) }
-	s := &shell{fs: fsys, scratch: scratch}
+	s := &shell{fs: fsys, scratch: scratch, script: script}
 	opts := []interp.RunnerOption{
 		interp.StdIO(stdin, stdout, stderr),
 		interp.Env(expand.ListEnviron(append(os.Environ(), "PWD="+tracefsMount)...)),
@@ -85,14 +89,23 @@ const StatusSyntax = 2
 // Run runs file with positional parameters params over fsys and returns
 // its exit status.
 func Run(ctx context.Context, fsys *tracefs.FS, file *syntax.File, params []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	return runScript(ctx, fsys, file, params, "", stdin, stdout, stderr)
+}
+
+// runScript is Run of the script file named script ("" when file is no file:
+// sh -c, stdin).
+func runScript(ctx context.Context, fsys *tracefs.FS, file *syntax.File, params []string, script string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, cleanup, err := newShell(fsys, params, stdin, stdout, stderr)
+	r, cleanup, err := newShell(fsys, params, script, stdin, stdout, stderr)
 	if err != nil {
 		return 0, err
 	}
 	defer cleanup()
+	if script != "" {
+		markRedirects(file)
+	}
 	return exitStatus(r.Run(ctx, file))
 }
 
@@ -102,7 +115,7 @@ func RunInteractive(ctx context.Context, fsys *tracefs.FS, stdin io.Reader, stdo
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, cleanup, err := newShell(fsys, nil, stdin, stdout, stderr)
+	r, cleanup, err := newShell(fsys, nil, "", stdin, stdout, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -173,9 +186,15 @@ func (e cErrno) Unwrap() error { return e.errno }
 // Like busybox's errmsg, ENOENT and ENOTDIR read "no such file" for an
 // input redirection and "nonexistent directory" for an output one.
 func shPathError(name string, flag int, err error) error {
-	op, missing := "sh: can't open", "no such file"
+	return shPathErrorAt("sh", name, flag, err)
+}
+
+// shPathErrorAt is shPathError with ash's prefix: "sh", or in a script
+// file "SCRIPT: line N".
+func shPathErrorAt(prefix, name string, flag int, err error) error {
+	op, missing := prefix+": can't open", "no such file"
 	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
-		op, missing = "sh: can't create", "nonexistent directory"
+		op, missing = prefix+": can't create", "nonexistent directory"
 	}
 	e := grammar.ErrnoOf(err)
 	if e == syscall.ENOENT || e == syscall.ENOTDIR {
@@ -195,14 +214,24 @@ func (e shText) Unwrap() error { return e.errno }
 
 func (s *shell) open(ctx context.Context, p string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 	hc := interp.HandlerCtx(ctx)
+	prefix := "sh"
+	if line, rest, ok := cutRedirectMark(p); ok {
+		p = rest
+		// ash (with a script file): arg0, the script, and errlinno.
+		prefix = fmt.Sprintf("%s: line %d", s.script, line)
+	}
 	abs := absIn(hc.Dir, p)
 	rel, ok := emulated(abs)
 	if !ok {
-		return os.OpenFile(abs, flag, perm)
+		f, err := os.OpenFile(abs, flag, perm)
+		if err != nil && prefix != "sh" {
+			return nil, shPathErrorAt(prefix, p, flag, err)
+		}
+		return f, err
 	}
 	h, err := s.fs.Open(rel, flag)
 	if err != nil {
-		return nil, shPathError(p, flag, err)
+		return nil, shPathErrorAt(prefix, p, flag, err)
 	}
 	return &shFile{File: h}, nil
 }
