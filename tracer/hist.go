@@ -48,9 +48,10 @@ func NewHist(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (h *Hist, err
 	if h.stack, err = stackSlotOf(t.Hist); err != nil {
 		return nil, err
 	}
+	made := h // a failed return sets h to nil before this runs
 	defer func() {
 		if err != nil {
-			h.Close()
+			made.Close()
 		}
 	}()
 	if h.counts, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_histc", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.HistCountSize, MaxEntries: 1}); err != nil {
