@@ -201,6 +201,9 @@ func (p *histParser) parseField(str string, flags int) (*HistField, Result) {
 		case strings.HasPrefix(mod, "bucket"):
 			m := strings.TrimPrefix(mod[6:], "s")
 			if !strings.HasPrefix(m, "=") {
+				// The caret is at what follows bucket[s] (at 0
+				// when nothing does: strstr of "").
+				mod = m
 				return bad()
 			}
 			v, err := grammar.ParseUint64(m[1:], 0)
