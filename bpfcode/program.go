@@ -118,6 +118,12 @@ type ProbeProgram struct {
 	// EventPtrByte: a "char *" field reads as the pointer's first byte
 	// (zero-extended), as on 6.12; 6.1 reads the whole pointer.
 	EventPtrByte bool
+	// PreemptCount is the record's common_preempt_count, which a program
+	// cannot read: the depth the kernel's path to the event is known to
+	// have (an event probe runs in its tracepoint's preempt-disabled
+	// section, one more in a syscall event's, which does not discount
+	// its own). 0 leaves the byte 0.
+	PreemptCount uint8
 	// User compiles a uprobe program: every memory read (dereferences,
 	// strings, $stackN) reads the probed process's memory, the record's
 	// __probe_ip is the address the process hit (regs->ip), and @+OFFS
@@ -775,6 +781,9 @@ func (e *emitter) header() error {
 			asm.Xor.Imm(asm.R1, 1),
 			asm.StoreMem(rBuf, recOff(2), asm.R1, asm.Byte),
 		)
+	}
+	if e.p.PreemptCount != 0 {
+		e.emit(asm.StoreImm(rBuf, recOff(3), int64(e.p.PreemptCount), asm.Byte))
 	}
 	e.emit(
 		asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),

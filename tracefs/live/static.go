@@ -469,9 +469,9 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 	}
 	// The common fields, as far as ktrace knows them (staticHeader).
 	binary.LittleEndian.PutUint16(r[0:], uint16(se.ev.ID))
-	r[2], r[3] = 0, 0
+	r[2], r[3] = 0, staticPreempt(se.ev)
 	binary.LittleEndian.PutUint32(r[4:], pid)
-	line = appendStaticContext(line[:0], cpu, ts)
+	line = appendStaticContextDepth(line[:0], cpu, ts, r[3])
 	line = append(line, se.ev.Prefix()...)
 	if se.synth != nil {
 		line = se.synth.AppendPrintStack(line, r, b.stackText)
@@ -559,10 +559,33 @@ func (b *Backend) closeStatic() {
 // the record's common fields, which the program does not see
 // (staticHeader), so they show as '.'.
 func appendStaticContext(b []byte, cpu uint32, ts uint64) []byte {
+	return appendStaticContextDepth(b, cpu, ts, 0)
+}
+
+// appendStaticContextDepth is appendStaticContext with a known preempt
+// depth (staticPreempt).
+func appendStaticContextDepth(b []byte, cpu uint32, ts uint64, depth uint8) []byte {
 	b = append(b, " ["...)
 	b = append(b, fmt.Sprintf("%03d", cpu)...)
-	b = append(b, "] ..... "...)
+	if depth == 0 {
+		b = append(b, "] ..... "...)
+	} else {
+		b = append(b, "] ..."...)
+		b = append(b, "0123456789abcdef"[min(depth, 15)], '.', ' ')
+	}
 	return append(b, fmt.Sprintf("%5d.%06d: ", ts/1e9, ts%1e9/1e3)...)
+}
+
+// staticPreempt is the preempt depth the kernel records with ev's
+// records where it is known whatever the context: 1 for the syscall
+// events, which take the depth their tracepoint runs at (ftrace_syscall_enter
+// and _exit use tracing_gen_ctx, where other events discount the
+// tracepoint's own preempt_disable). Seen on 6.1.192 and 6.12.95.
+func staticPreempt(ev *printfmt.Event) uint8 {
+	if ev.System == "syscalls" {
+		return 1
+	}
+	return 0
 }
 
 // errNotSupp is the kernel's ENOTSUPP (524), which perf returns for a
