@@ -158,6 +158,11 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 			return nil, nil, unsupported("value " + v.Name)
 		case v.Log2() || v.Buckets != 0:
 			return nil, nil, unsupported("transformed value " + v.Name)
+		case v.Field.Class == filter.StaticString || v.Field.Class == filter.DynString || v.Field.Class == filter.RelDynString:
+			// A string value: the kernel takes it and sums the
+			// string's addresses in its ring buffer, a number no
+			// one can reproduce; ktrace takes it too and sums 0.
+			spec.Vals = append(spec.Vals, bpfcode.HistVal{Expr: &bpfcode.HistExpr{IsConst: true}})
 		default:
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Field: v.Field})
 		}
