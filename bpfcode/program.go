@@ -120,9 +120,10 @@ type ProbeProgram struct {
 	EventPtrByte bool
 	// PreemptCount is the record's common_preempt_count, which a program
 	// cannot read: the depth the kernel's path to the event is known to
-	// have (an event probe runs in its tracepoint's preempt-disabled
-	// section, one more in a syscall event's, which does not discount
-	// its own). 0 leaves the byte 0.
+	// have: an event probe runs in its tracepoint's preempt-disabled
+	// section (one more in a syscall event's, which does not discount
+	// its own), a tracepoint probe and an fprobe exit show 1 on 6.12.
+	// 0 leaves the byte 0.
 	PreemptCount uint8
 	// User compiles a uprobe program: every memory read (dereferences,
 	// strings, $stackN) reads the probed process's memory, the record's

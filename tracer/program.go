@@ -354,6 +354,13 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		return fmt.Errorf("tracer: %s/%s: %w", pr.Event.Group, pr.Event.Name, err)
 	}
 	pp.Filter = pr.Event.Filter
+	switch pr.Event.Kind {
+	case events.Tprobe, events.Fexit:
+		// Seen in the 6.12 VM: a tracepoint probe's and an fprobe
+		// exit's records show "...1." (an fprobe entry's "....."
+		// unless something else traces its function).
+		pp.PreemptCount = 1
+	}
 	pp.Hists, pp.NoTrace, pp.TraceSwitch = pr.Hists, pr.NoTrace, pr.TraceSwitch
 	pp.Triggers, pp.TracingOn = pr.Triggers, pr.TracingOn
 	if att := pr.Event.Attached; pr.Event.Kind == events.Eprobe && att != nil {
