@@ -398,10 +398,10 @@ func (e *emitter) sourceFilter() error {
 // recordCommon writes a tracepoint record's common fields, which the perf
 // path overwrote, into the copy at rBuf (common_type typ, common_pid the
 // current thread, flags and preempt count 0) and the header's comm.
-func (e *emitter) recordCommon(typ uint16) {
+func (e *emitter) recordCommon(typ uint16, flags, preempt uint8) {
 	e.emit(
 		asm.StoreImm(rBuf, recOff(0), int64(typ), asm.Half),
-		asm.StoreImm(rBuf, recOff(2), 0, asm.Half),
+		asm.StoreImm(rBuf, recOff(2), int64(flags)|int64(preempt)<<8, asm.Half),
 		asm.LoadMem(asm.R0, asm.R10, stkPidTgid, asm.DWord),
 		asm.StoreMem(rBuf, recOff(4), asm.R0, asm.Word),
 		asm.Mov.Reg(asm.R1, rBuf),
@@ -414,7 +414,7 @@ func (e *emitter) recordCommon(typ uint16) {
 // sourceCommon fills in the common fields and the header's comm of the
 // attached record copy at rBuf and runs the event probe's filter on it.
 func (e *emitter) sourceCommon() error {
-	e.recordCommon(e.p.SourceType)
+	e.recordCommon(e.p.SourceType, 0, 0)
 	size := e.p.SourceSize
 	if e.p.Source != nil {
 		size = e.p.Source.Layout.RecordSize()

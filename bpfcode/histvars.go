@@ -255,6 +255,12 @@ type SynthTarget struct {
 	Hists  []*Hist
 	// TracingOn, when set, is tracing_on (ProbeProgram.TracingOn).
 	TracingOn asm.FDer
+	// Preempt is the preempt depth its records show above the record
+	// of the event that generated them: 2 on 6.1, 3 on 6.12 (seen in
+	// the VM: a kprobe's "....." generates "...2." and "...3.", a
+	// syscall event's "...1." "...3." and "...4.", sched_switch's
+	// "d..2." "d..4." and "d..5.").
+	Preempt uint8
 	// Eprobes are the enabled event probes on the synthetic event. Each
 	// runs on every record generated, as the kernel's event probe
 	// trigger does: before the event's filter and whether or not the
@@ -857,7 +863,13 @@ func (e *emitter) synthAction(h *Hist, a *HistAction, area int) error {
 		asm.StoreMem(asm.R0, 36, asm.R1, asm.Word),
 		asm.StoreMem(asm.R0, recOff(4), asm.R1, asm.Word),
 		asm.StoreImm(asm.R0, recOff(0), int64(t.EventID), asm.Half),
-		asm.StoreImm(asm.R0, recOff(2), 0, asm.Half),
+		// The generating record's flags, and its preempt depth plus
+		// the levels the kernel's path to trace_synth adds.
+		asm.LoadMem(asm.R1, rBuf, recOff(2), asm.Byte),
+		asm.StoreMem(asm.R0, recOff(2), asm.R1, asm.Byte),
+		asm.LoadMem(asm.R1, rBuf, recOff(3), asm.Byte),
+		asm.Add.Imm(asm.R1, int32(t.Preempt)),
+		asm.StoreMem(asm.R0, recOff(3), asm.R1, asm.Byte),
 	)
 	for i, f := range t.Fields {
 		if f.String || f.Stack {

@@ -125,6 +125,9 @@ type ProbeProgram struct {
 	// its own), a tracepoint probe and an fprobe exit show 1 on 6.12.
 	// 0 leaves the byte 0.
 	PreemptCount uint8
+	// Flags is an event probe's common_flags (EventRecord; other
+	// programs compute TRACE_FLAG_IRQS_OFF from the registers).
+	Flags uint8
 	// User compiles a uprobe program: every memory read (dereferences,
 	// strings, $stackN) reads the probed process's memory, the record's
 	// __probe_ip is the address the process hit (regs->ip), and @+OFFS
@@ -782,6 +785,9 @@ func (e *emitter) header() error {
 			asm.Xor.Imm(asm.R1, 1),
 			asm.StoreMem(rBuf, recOff(2), asm.R1, asm.Byte),
 		)
+	}
+	if e.p.EventRecord && e.p.Flags != 0 {
+		e.emit(asm.StoreImm(rBuf, recOff(2), int64(e.p.Flags), asm.Byte))
 	}
 	if e.p.PreemptCount != 0 {
 		e.emit(asm.StoreImm(rBuf, recOff(3), int64(e.p.PreemptCount), asm.Byte))

@@ -55,6 +55,11 @@ type TracepointHist struct {
 	// unwind): its stacks are the task's (bpf_get_task_stack), as a
 	// kprobe's.
 	UserRegs bool
+	// Flags and Preempt are the record's common_flags and
+	// common_preempt_count where ktrace knows them whatever the context
+	// (0 elsewhere): the synthetic events the histograms generate take
+	// theirs from them.
+	Flags, Preempt uint8
 }
 
 // CompileTracepointHist returns the program of p.
@@ -125,7 +130,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		asm.Return(),
 	)
 	e.mark(copied)
-	e.recordCommon(p.Type)
+	e.recordCommon(p.Type, p.Flags, p.Preempt)
 	if err := e.staticTail(p); err != nil {
 		return nil, err
 	}

@@ -369,13 +369,12 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		// 6.12.95 its first byte.
 		pp.EventPtrByte = m.AtLeast(6, 2)
 		if att.Event == nil {
-			// Seen in the VM (6.1.192, 6.12.95): "...1." on a
-			// tracepoint such as sched_process_exit, "...2." on a
-			// syscall event, whose records show "...1." themselves.
-			pp.PreemptCount = 1
-			if att.System == "syscalls" {
-				pp.PreemptCount = 2
-			}
+			// One deeper than its tracepoint's records, with their
+			// flags (seen in the VM, 6.1.192 and 6.12.95: "...1."
+			// on sched_process_exit, "...2." on a syscall event,
+			// whose records show "...1." themselves).
+			flags, preempt := events.TracepointContext(att.System, att.Name)
+			pp.Flags, pp.PreemptCount = flags, preempt+1
 		}
 		if src := pr.Source; src != nil {
 			sp, err := pr.program(m, plan, src.Event.Kind, src.Probe, argsOf(src.Event, src.Probe), src.Layout)

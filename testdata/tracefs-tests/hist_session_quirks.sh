@@ -1,10 +1,13 @@
 #!/bin/sh
-# description: behaviours found by running unseen filter/trigger sessions on both kernels and on ktrace: a .bucket[s] modifier without '=' logs its caret at what follows it (column 0 at the end of the command); a string field as a hist value is taken (the kernel sums the strings' addresses) and a trigger refused after it leaves the file as it was; with event hits, syscall events' records show preempt depth 1 (...1.) and an event probe on a syscall event depth 2 (...2.), on sched_process_exit depth 1; on kernels with fprobe events (6.12) a tracepoint probe's and an fprobe exit's records depth 1
+# description: behaviours found by running unseen filter/trigger sessions on both kernels and on ktrace: a .bucket[s] modifier without '=' logs its caret at what follows it (column 0 at the end of the command); a string field as a hist value is taken (the kernel sums the strings' addresses) and a trigger refused after it leaves the file as it was; with event hits, syscall events' records show preempt depth 1 (...1.) and an event probe on a syscall event depth 2 (...2.), on sched_process_exit depth 1; on kernels with fprobe events (6.12) a tracepoint probe's and an fprobe exit's records depth 1; sched_switch's records irqs-off and depth 2 (d..2.), a synthetic event's the flags of the record that generated it, 2 deeper on 6.1 and 3 deeper on 6.12
 t=events/sched/sched_process_fork/trigger
 cleanup() {
 	echo > $t 2>/dev/null
+	echo > events/syscalls/sys_exit_sync/trigger 2>/dev/null
+	echo 0 > events/sched/sched_switch/filter 2>/dev/null
 	echo 0 > events/enable
 	echo > dynamic_events
+	echo > synthetic_events
 }
 fail() { echo "FAIL: $*" >&2; cleanup; exit 1; }
 pad() { n=$1 s=; while [ "$n" -gt 0 ]; do s="$s "; n=$((n - 1)); done; printf '%s' "$s"; }
@@ -47,7 +50,7 @@ echo > trace
 sync
 echo 0 > events/enable
 # depth WHAT FLAGS: WHAT's record shows the latency flags FLAGS.
-depth() { grep -q "^ *sync-[0-9]* *\[[0-9]*\] $2 .*: $1" trace || fail "$1 not $2: $(grep -v '^#' trace)"; }
+depth() { grep -q "^ *${3:-sync}-[0-9]* *\[[0-9]*\] $2 .*: $1" trace || fail "$1 not $2: $(grep -v '^#' trace)"; }
 depth 'sys_sync()' '\.\.\.1\.'
 depth 'sys_sync -> ' '\.\.\.1\.'
 depth 'sy: (syscalls.sys_enter_sync)' '\.\.\.2\.'
@@ -65,5 +68,24 @@ if grep -q 'f\[:\[<group>/\]\[<event>\]\] <func-name>' README; then
 	depth 'fx: (' '\.[.N]\.1\.'
 	depth 'tx: (' '\.[.N]\.1\.'
 	echo 0 > events/demo/tx/filter
+	echo > dynamic_events
+fi
+echo 'next_comm == "sleep"' > events/sched/sched_switch/filter || fail "sched_switch filter"
+echo 1 > events/sched/sched_switch/enable
+echo > trace
+sleep 0.01
+echo 0 > events/sched/sched_switch/enable
+grep -q '^ *.*-[0-9]* *\[[0-9]*\] d[.N]\.2\. .*: sched_switch: .*next_comm=sleep' trace || fail "sched_switch not d..2.: $(grep -v '^#' trace)"
+echo 0 > events/sched/sched_switch/filter
+echo 'sy u64 v' >> synthetic_events || fail "synthetic event"
+echo 'hist:keys=common_pid:onmatch(syscalls.sys_exit_sync).sy(ret)' >> events/syscalls/sys_exit_sync/trigger || fail "onmatch"
+echo 1 > events/synthetic/sy/enable
+echo > trace
+sync
+echo 0 > events/synthetic/sy/enable
+if grep -q 'f\[:\[<group>/\]\[<event>\]\] <func-name>' README; then
+	depth 'sy: ' '\.[.N]\.4\.'
+else
+	depth 'sy: ' '\.[.N]\.3\.'
 fi
 cleanup

@@ -18,6 +18,7 @@ import (
 	"github.com/ktrace-dev/ktrace/tracer"
 	"golang.org/x/sys/unix"
 
+	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/printfmt"
 	"github.com/ktrace-dev/ktrace/synth"
@@ -469,9 +470,13 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 	}
 	// The common fields, as far as ktrace knows them (staticHeader).
 	binary.LittleEndian.PutUint16(r[0:], uint16(se.ev.ID))
-	r[2], r[3] = 0, staticPreempt(se.ev)
+	if se.synth == nil {
+		// A synthetic record's come from the program that generated
+		// it (bpfcode's synthAction).
+		r[2], r[3] = events.TracepointContext(se.ev.System, se.ev.Name)
+	}
 	binary.LittleEndian.PutUint32(r[4:], pid)
-	line = appendStaticContextDepth(line[:0], cpu, ts, r[3])
+	line = appendStaticContextFlags(line[:0], cpu, ts, r[2], r[3])
 	line = append(line, se.ev.Prefix()...)
 	if se.synth != nil {
 		line = se.synth.AppendPrintStack(line, r, b.stackText)
@@ -559,33 +564,40 @@ func (b *Backend) closeStatic() {
 // the record's common fields, which the program does not see
 // (staticHeader), so they show as '.'.
 func appendStaticContext(b []byte, cpu uint32, ts uint64) []byte {
-	return appendStaticContextDepth(b, cpu, ts, 0)
+	return appendStaticContextFlags(b, cpu, ts, 0, 0)
 }
 
-// appendStaticContextDepth is appendStaticContext with a known preempt
-// depth (staticPreempt).
-func appendStaticContextDepth(b []byte, cpu uint32, ts uint64, depth uint8) []byte {
+// appendStaticContextFlags is appendStaticContext with the record's
+// common_flags and common_preempt_count, where ktrace knows them
+// (events.TracepointContext, synthetic records): trace_print_lat_fmt's irqs-off,
+// need-resched, hard/soft irq, preempt depth and migrate-disable
+// columns.
+func appendStaticContextFlags(b []byte, cpu uint32, ts uint64, flags, preempt uint8) []byte {
 	b = append(b, " ["...)
 	b = append(b, fmt.Sprintf("%03d", cpu)...)
-	if depth == 0 {
-		b = append(b, "] ..... "...)
-	} else {
-		b = append(b, "] ..."...)
-		b = append(b, "0123456789abcdef"[min(depth, 15)], '.', ' ')
+	b = append(b, "] "...)
+	irq, hs := byte('.'), byte('.')
+	if flags&0x01 != 0 {
+		irq = 'd'
 	}
+	switch {
+	case flags&0x08 != 0 && flags&0x10 != 0:
+		hs = 'H'
+	case flags&0x08 != 0:
+		hs = 'h'
+	case flags&0x10 != 0:
+		hs = 's'
+	}
+	b = append(b, irq, '.', hs)
+	for _, d := range []uint8{preempt & 0xf, preempt >> 4} {
+		if d == 0 {
+			b = append(b, '.')
+		} else {
+			b = append(b, "0123456789abcdef"[d])
+		}
+	}
+	b = append(b, ' ')
 	return append(b, fmt.Sprintf("%5d.%06d: ", ts/1e9, ts%1e9/1e3)...)
-}
-
-// staticPreempt is the preempt depth the kernel records with ev's
-// records where it is known whatever the context: 1 for the syscall
-// events, which take the depth their tracepoint runs at (ftrace_syscall_enter
-// and _exit use tracing_gen_ctx, where other events discount the
-// tracepoint's own preempt_disable). Seen on 6.1.192 and 6.12.95.
-func staticPreempt(ev *printfmt.Event) uint8 {
-	if ev.System == "syscalls" {
-		return 1
-	}
-	return 0
 }
 
 // errNotSupp is the kernel's ENOTSUPP (524), which perf returns for a

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/ktrace-dev/ktrace/bpfcode"
+	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/printfmt"
 	"github.com/ktrace-dev/ktrace/tracefs"
@@ -180,6 +181,7 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 	}
 	p.Iterator = b.tracepointIterator(se.System, se.Name)
 	p.UserRegs = se.System == "syscalls"
+	p.Flags, p.Preempt = events.TracepointContext(se.System, se.Name)
 	if se.Internal {
 		// No program can attach to it: MarkerHit runs this one for each
 		// trace_marker write.

@@ -88,6 +88,10 @@ func (b *Backend) synthTargetAt(name string, depth int) (*bpfcode.SynthTarget, e
 	t := &bpfcode.SynthTarget{TracingOn: tracing,
 		Fields: fields, EventID: uint16(ev.ID), Num: so.out.num,
 		Ring: st.ring, Scratch: so.scratch, Switch: so.sw, Filter: ev.Filter,
+		Preempt: 2,
+	}
+	if b.model != nil && b.model.AtLeast(6, 2) {
+		t.Preempt = 3
 	}
 	// The event probes enabled on it (or counting their histograms), in
 	// the order they were enabled, the order the kernel's event probe
