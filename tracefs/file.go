@@ -57,6 +57,11 @@ type File struct {
 	// lastRead and lastAct are a hist file's hit counts as of its last
 	// read, and as of its open, last read or last poll (Poll).
 	lastRead, lastAct uint64
+	// seqIdx and seqPend are a trigger file's seq_file state
+	// (readSeq): the triggers shown so far, and the text of those not
+	// yet read.
+	seqIdx  int
+	seqPend []byte
 }
 
 // SetCaller names the process that uses the handle (a FUSE request's
@@ -211,6 +216,9 @@ func (h *File) ReadContext(ctx context.Context, p []byte) (int, error) {
 	if !canRead(h.flag) {
 		return 0, syscall.EBADF
 	}
+	if h.n.kind == nEvTrigger && h.ext == nil {
+		return h.readSeq(p)
+	}
 	if !h.loaded && h.ext != nil {
 		b, err := readExt(h.ext)
 		if err != nil {
@@ -237,6 +245,54 @@ func (h *File) ReadContext(ctx context.Context, p []byte) (int, error) {
 	n := copy(p, h.buf[h.off:])
 	h.off += int64(n)
 	return n, nil
+}
+
+// readSeq is a read(2) of a trigger file, one seq_read_iter of the
+// kernel's seq_file over the event's trigger list: the text of the
+// triggers already shown is read first; once it is all read (even when
+// that filled p), the list as it is now is shown from the next trigger
+// on, as many as fill p (at least one). A reader that removes triggers
+// between its reads therefore misses some: busybox's `while read`, reading
+// a byte at a time, skips every other one after the first two, as on
+// the kernel (seen on 6.1 and 6.12).
+func (h *File) readSeq(p []byte) (int, error) {
+	copied := 0
+	if len(h.seqPend) > 0 {
+		copied = copy(p, h.seqPend)
+		h.seqPend = h.seqPend[copied:]
+		if len(h.seqPend) > 0 {
+			h.off += int64(copied)
+			return copied, nil
+		}
+	}
+	// The records: one line per trigger; an empty list shows the
+	// available triggers, as one record at position 0 only.
+	text := h.fs.content(h.n)
+	var recs []string
+	if strings.HasPrefix(text, "#") {
+		recs = []string{text}
+	} else {
+		recs = strings.SplitAfter(text, "\n")
+		if recs[len(recs)-1] == "" {
+			recs = recs[:len(recs)-1]
+		}
+	}
+	if h.seqIdx < len(recs) {
+		h.seqPend = append(h.seqPend[:0], recs[h.seqIdx]...)
+		h.seqIdx++
+		for h.seqIdx < len(recs) && len(h.seqPend) < len(p)-copied {
+			h.seqPend = append(h.seqPend, recs[h.seqIdx]...)
+			h.seqIdx++
+		}
+		n := copy(p[copied:], h.seqPend)
+		h.seqPend = h.seqPend[n:]
+		copied += n
+	}
+	h.off += int64(copied)
+	if copied == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return copied, nil
 }
 
 // readPipe is a trace_pipe read. It does not hold h.mu while waiting, so
@@ -298,6 +354,7 @@ func (h *File) Seek(offset int64, whence int) (int64, error) {
 	}
 	if abs == 0 {
 		h.loaded = false
+		h.seqIdx, h.seqPend = 0, nil
 		if sk, ok := h.ext.(io.Seeker); ok {
 			if _, err := sk.Seek(0, io.SeekStart); err != nil {
 				return 0, errnoOr(err, syscall.EIO)
