@@ -48,6 +48,15 @@ const StackFrames = 64
 // pid), then StackFrames addresses, innermost first.
 const StackRecordSize = SynthHeader + 8*StackFrames
 
+// StackTriggerRecordSize is a stacktrace trigger's record: a
+// StackRecordSize one, then at StackFlagsOff the triggering record's
+// common_flags and common_preempt_count, which the kernel's stack entry
+// takes (a syscall event's "...1.", a kprobe's "....."), in 8 bytes.
+const (
+	StackFlagsOff          = StackRecordSize
+	StackTriggerRecordSize = StackRecordSize + 8
+)
+
 // A static event's program (ProbeProgram.TracepointCtx) writes its stack
 // record in two parts: the task's stack in the first StackTopFrames
 // slots, for the tracing code's frames down to perf_trace_CLASS, and
@@ -373,11 +382,14 @@ func (e *emitter) stackRecord(t *EventTrigger) error {
 		return err
 	}
 	e.emit(
-		asm.Mov.Imm(asm.R2, StackRecordSize),
+		asm.Mov.Imm(asm.R2, StackTriggerRecordSize),
 		asm.Mov.Imm(asm.R3, 0),
 		asm.FnRingbufReserve.Call(),
 		asm.JEq.Imm(asm.R0, 0, done),
 		asm.StoreMem(asm.R10, stkSaveStack, asm.R0, asm.DWord),
+		zeroDWord(asm.R0, StackFlagsOff),
+		asm.LoadMem(asm.R1, rBuf, recOff(2), asm.Half),
+		asm.StoreMem(asm.R0, StackFlagsOff, asm.R1, asm.Half),
 		asm.LoadMem(asm.R1, rBuf, 0, asm.DWord),
 	)
 	if e.p.condTriggers() {

@@ -1,9 +1,10 @@
 #!/bin/sh
-# description: behaviours found by running unseen filter/trigger sessions on both kernels and on ktrace: a .bucket[s] modifier without '=' logs its caret at what follows it (column 0 at the end of the command); a string field as a hist value is taken (the kernel sums the strings' addresses) and a trigger refused after it leaves the file as it was; with event hits, syscall events' records show preempt depth 1 (...1.) and an event probe on a syscall event depth 2 (...2.), on sched_process_exit depth 1; on kernels with fprobe events (6.12) a tracepoint probe's and an fprobe exit's records depth 1; sched_switch's records irqs-off and depth 2 (d..2.), a synthetic event's the flags of the record that generated it, 2 deeper on 6.1 and 3 deeper on 6.12
+# description: behaviours found by running unseen filter/trigger sessions on both kernels and on ktrace: a .bucket[s] modifier without '=' logs its caret at what follows it (column 0 at the end of the command); a string field as a hist value is taken (the kernel sums the strings' addresses) and a trigger refused after it leaves the file as it was; with event hits, syscall events' records show preempt depth 1 (...1.) and an event probe on a syscall event depth 2 (...2.), on sched_process_exit depth 1; on kernels with fprobe events (6.12) a tracepoint probe's and an fprobe exit's records depth 1; sched_switch's records irqs-off and depth 2 (d..2.), a synthetic event's the flags of the record that generated it, 2 deeper on 6.1 and 3 deeper on 6.12; a stacktrace trigger's entry the flags of the record that triggered it (...1. on a syscall event)
 t=events/sched/sched_process_fork/trigger
 cleanup() {
 	echo > $t 2>/dev/null
 	echo > events/syscalls/sys_exit_sync/trigger 2>/dev/null
+	echo '!stacktrace' >> events/syscalls/sys_enter_sync/trigger 2>/dev/null
 	echo 0 > events/sched/sched_switch/filter 2>/dev/null
 	echo 0 > events/enable
 	echo > dynamic_events
@@ -51,10 +52,10 @@ sync
 echo 0 > events/enable
 # depth WHAT FLAGS: WHAT's record shows the latency flags FLAGS.
 depth() { grep -q "^ *${3:-sync}-[0-9]* *\[[0-9]*\] $2 .*: $1" trace || fail "$1 not $2: $(grep -v '^#' trace)"; }
-depth 'sys_sync()' '\.\.\.1\.'
-depth 'sys_sync -> ' '\.\.\.1\.'
-depth 'sy: (syscalls.sys_enter_sync)' '\.\.\.2\.'
-depth 'ex: (sched.sched_process_exit)' '\.\.\.1\.'
+depth 'sys_sync()' '\.[.N]\.1\.'
+depth 'sys_sync -> ' '\.[.N]\.1\.'
+depth 'sy: (syscalls.sys_enter_sync)' '\.[.N]\.2\.'
+depth 'ex: (sched.sched_process_exit)' '\.[.N]\.1\.'
 echo 0 > events/demo/ex/filter
 echo > dynamic_events
 if grep -q 'f\[:\[<group>/\]\[<event>\]\] <func-name>' README; then
@@ -88,4 +89,11 @@ if grep -q 'f\[:\[<group>/\]\[<event>\]\] <func-name>' README; then
 else
 	depth 'sy: ' '\.[.N]\.3\.'
 fi
+echo 'stacktrace' > events/syscalls/sys_enter_sync/trigger || fail "stacktrace trigger"
+echo 1 > events/syscalls/sys_enter_sync/enable
+echo > trace
+sync
+echo 0 > events/syscalls/sys_enter_sync/enable
+depth '<stack trace>' '\.[.N]\.1\.'
+echo '!stacktrace' >> events/syscalls/sys_enter_sync/trigger
 cleanup

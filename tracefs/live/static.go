@@ -18,6 +18,7 @@ import (
 	"github.com/ktrace-dev/ktrace/tracer"
 	"golang.org/x/sys/unix"
 
+	"github.com/ktrace-dev/ktrace/bpfcode"
 	"github.com/ktrace-dev/ktrace/events"
 	"github.com/ktrace-dev/ktrace/kernel"
 	"github.com/ktrace-dev/ktrace/printfmt"
@@ -444,9 +445,14 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 		return line
 	}
 	if num == stackNum {
-		// A stacktrace trigger's record (stack.go).
+		// A stacktrace trigger's record (stack.go), with the flags of
+		// the record that triggered it.
 		if b.Record != nil {
-			line = appendStaticContext(line[:0], cpu, ts)
+			var flags, preempt uint8
+			if len(raw) >= bpfcode.StackFlagsOff+2 {
+				flags, preempt = raw[bpfcode.StackFlagsOff], raw[bpfcode.StackFlagsOff+1]
+			}
+			line = appendStaticContextFlags(line[:0], cpu, ts, flags, preempt)
 			line = b.appendStack(line, raw)
 			b.Record(ts, int(pid), comm, line)
 		}
