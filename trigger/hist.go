@@ -323,13 +323,29 @@ func (h *Hist) spec() string {
 	return b.String()
 }
 
+// compatibleField is the kernel's compatible_field: two event fields a
+// shared histogram may read alike.
+func compatibleField(a, b *filter.Field) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	return a.Name == b.Name && a.Type == b.Type && a.Size == b.Size && a.Signed == b.Signed
+}
+
 // sortable lists the values then the keys, as sort keys index them.
 func (h *Hist) sortable() []*HistField {
 	return append(append([]*HistField(nil), h.Vals...), h.Keys...)
 }
 
 // same is hist_trigger_match without the name: same keys, values,
-// variables, sort keys and filter text (the size does not count).
+// variables, sort keys and filter text (the size does not count). The
+// event fields read must be compatible_field's: the same name, C type,
+// size and signedness, so a named histogram is not shared between events
+// whose fields differ in type only ("size_t count" of sys_enter_write
+// and a kprobe's "u64 count"; seen on 6.1 and 6.12).
 func (h *Hist) same(o *Hist) bool {
 	eq := func(a, b []*HistField) bool {
 		if len(a) != len(b) {
@@ -337,6 +353,9 @@ func (h *Hist) same(o *Hist) bool {
 		}
 		for i := range a {
 			if a[i].Name != b[i].Name || a[i].Var != b[i].Var || a[i].Flags != b[i].Flags || a[i].Buckets != b[i].Buckets {
+				return false
+			}
+			if !compatibleField(a[i].Field, b[i].Field) {
 				return false
 			}
 		}

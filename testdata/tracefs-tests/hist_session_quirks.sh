@@ -1,11 +1,13 @@
 #!/bin/sh
-# description: behaviours found by running unseen filter/trigger sessions on both kernels and on ktrace: a .bucket[s] modifier without '=' logs its caret at what follows it (column 0 at the end of the command); a string field as a hist value is taken (the kernel sums the strings' addresses) and a trigger refused after it leaves the file as it was; with event hits, syscall events' records show preempt depth 1 (...1.) and an event probe on a syscall event depth 2 (...2.), on sched_process_exit depth 1; on kernels with fprobe events (6.12) a tracepoint probe's and an fprobe exit's records depth 1; sched_switch's records irqs-off and depth 2 (d..2.), a synthetic event's the flags of the record that generated it, 2 deeper on 6.1 and 3 deeper on 6.12; a stacktrace trigger's entry the flags of the record that triggered it (...1. on a syscall event)
+# description: behaviours found by running unseen filter/trigger sessions on both kernels and on ktrace: a .bucket[s] modifier without '=' logs its caret at what follows it (column 0 at the end of the command); a named histogram is not shared between fields that differ in C type only (a kprobe's u64 count, sys_enter_write's size_t count); a string field as a hist value is taken (the kernel sums the strings' addresses) and a trigger refused after it leaves the file as it was; with event hits, syscall events' records show preempt depth 1 (...1.) and an event probe on a syscall event depth 2 (...2.), on sched_process_exit depth 1; on kernels with fprobe events (6.12) a tracepoint probe's and an fprobe exit's records depth 1; sched_switch's records irqs-off and depth 2 (d..2.), a synthetic event's the flags of the record that generated it, 2 deeper on 6.1 and 3 deeper on 6.12; a stacktrace trigger's entry the flags of the record that triggered it (...1. on a syscall event)
 t=events/sched/sched_process_fork/trigger
 cleanup() {
-	echo > $t 2>/dev/null
-	echo > events/syscalls/sys_exit_sync/trigger 2>/dev/null
-	echo '!stacktrace' >> events/syscalls/sys_enter_sync/trigger 2>/dev/null
-	echo 0 > events/sched/sched_switch/filter 2>/dev/null
+	{ echo > $t; } 2>/dev/null
+	{ echo > events/demo/nw/trigger; } 2>/dev/null
+	{ echo > events/syscalls/sys_enter_write/trigger; } 2>/dev/null
+	{ echo > events/syscalls/sys_exit_sync/trigger; } 2>/dev/null
+	{ echo '!stacktrace' >> events/syscalls/sys_enter_sync/trigger; } 2>/dev/null
+	{ echo 0 > events/sched/sched_switch/filter; } 2>/dev/null
 	echo 0 > events/enable
 	echo > dynamic_events
 	echo > synthetic_events
@@ -28,6 +30,19 @@ logs 'hist:keys=child_pid.buckets' 0 'Invalid field modifier'
 logs 'hist:keys=child_pid.bucket' 0 'Invalid field modifier'
 logs 'hist:keys=child_pid.bucketsx' 27 'Invalid field modifier'
 logs 'hist:keys=child_pid.buckets=0' 28 'Invalid field modifier'
+# A named histogram's fields must have the same C type.
+echo 'p:demo/nw ksys_write count=$arg3:u64' >> kprobe_events || fail "kprobe"
+echo 'hist:name=h11shared:keys=count' >> events/demo/nw/trigger || fail "named hist on the kprobe"
+echo > error_log
+out=$( { echo 'hist:name=h11shared:keys=count' >> events/syscalls/sys_enter_write/trigger; } 2>&1 ) && fail "named hist shared between u64 and size_t"
+case $out in *"Invalid argument"*) ;; *) fail "named mismatch: want EINVAL, got: $out" ;; esac
+log=$(cat error_log | sed 's/^\[[ 0-9.]*\] //')
+[ "$log" = "hist:syscalls:sys_enter_write: error: Named hist trigger doesn't match existing named trigger (includes variables)
+  Command: hist:name=h11shared:keys=count
+$(pad 16)^" ] || fail "named mismatch logged: $log"
+[ "$(grep -c . events/syscalls/sys_enter_write/trigger)" = 2 ] || fail "sys_enter_write took a trigger: $(cat events/syscalls/sys_enter_write/trigger)"
+echo '!hist:name=h11shared:keys=count' >> events/demo/nw/trigger || fail "named hist not removed"
+echo '-:demo/nw' >> kprobe_events || fail "kprobe not removed"
 # A string value (the kernel sums addresses; what it shows is not
 # checked), then a trigger refused: the first stays, alone.
 echo 'hist:keys=child_pid:vals=parent_comm' >> $t || fail "string value refused"
