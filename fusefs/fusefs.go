@@ -14,9 +14,11 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/ktrace-dev/ktrace/tracefs"
 )
@@ -117,7 +119,42 @@ func Mount(dir string, fsys *tracefs.FS, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
 		}
 	}
+	if opts.SelfAccess && proxied {
+		if err := provokePoll(dir); err != nil {
+			srv.Unmount()
+			return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
+		}
+	}
 	return &Server{t: root.t, dir: dir, srv: srv, proxied: proxied}, nil
+}
+
+// provokePoll has the kernel ask the mount's poll answer once, now, from
+// a system call the Go runtime knows may block: the device proxy answers
+// a SelfAccess server's FUSE_POLL with ENOSYS, after which the kernel
+// asks no more. Otherwise the first os.Open of a file of the mount by
+// this process would ask it: the runtime registers the file with its
+// netpoller through an epoll_ctl it takes for non-blocking and makes on
+// a P, and when the proxy's goroutine that must answer finds no free P
+// (a garbage collection waiting for that one), the process hangs (Go
+// issue 21014; seen in this package's tests, 3 times in one afternoon).
+func provokePoll(dir string) error {
+	fd, err := unix.Open(filepath.Join(dir, "README"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("poll probe: %w", err)
+	}
+	defer unix.Close(fd)
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("poll probe: %w", err)
+	}
+	defer unix.Close(ep)
+	// Not unix.EpollCtl: it makes the call as one that never blocks,
+	// on this goroutine's P, which is the hang this probe prevents.
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+	if _, _, e := syscall.Syscall6(syscall.SYS_EPOLL_CTL, uintptr(ep), unix.EPOLL_CTL_ADD, uintptr(fd), uintptr(unsafe.Pointer(&ev)), 0, 0); e != 0 {
+		return fmt.Errorf("poll probe: epoll_ctl: %w", e)
+	}
+	return nil
 }
 
 // closeOnExecDevice marks this process's /dev/fuse descriptors
