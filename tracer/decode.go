@@ -395,10 +395,16 @@ func (d *Decoder) AppendContextRest(b []byte, r *Record) []byte {
 	return append(b, ": "...)
 }
 
-// appendLatFmt is trace_print_lat_fmt: irqs-off, need-resched, hard/soft
-// irq, preempt depth and migrate-disable depth.
+// appendLatFmt is trace_print_lat_fmt of the record's flags.
 func appendLatFmt(b []byte, r *Record) []byte {
 	flags, pc := r.Flags()
+	return AppendLatFlags(b, flags, pc)
+}
+
+// AppendLatFlags is trace_print_lat_fmt: irqs-off, need-resched,
+// hard/soft irq, preempt depth and migrate-disable depth, from a record's
+// common_flags and common_preempt_count.
+func AppendLatFlags(b []byte, flags, pc uint8) []byte {
 	irq := byte('.')
 	if flags&0x01 != 0 {
 		irq = 'd'

@@ -582,26 +582,7 @@ func appendStaticContextFlags(b []byte, cpu uint32, ts uint64, flags, preempt ui
 	b = append(b, " ["...)
 	b = append(b, fmt.Sprintf("%03d", cpu)...)
 	b = append(b, "] "...)
-	irq, hs := byte('.'), byte('.')
-	if flags&0x01 != 0 {
-		irq = 'd'
-	}
-	switch {
-	case flags&0x08 != 0 && flags&0x10 != 0:
-		hs = 'H'
-	case flags&0x08 != 0:
-		hs = 'h'
-	case flags&0x10 != 0:
-		hs = 's'
-	}
-	b = append(b, irq, '.', hs)
-	for _, d := range []uint8{preempt & 0xf, preempt >> 4} {
-		if d == 0 {
-			b = append(b, '.')
-		} else {
-			b = append(b, "0123456789abcdef"[d])
-		}
-	}
+	b = tracer.AppendLatFlags(b, flags, preempt)
 	b = append(b, ' ')
 	return append(b, fmt.Sprintf("%5d.%06d: ", ts/1e9, ts%1e9/1e3)...)
 }
