@@ -102,6 +102,14 @@ type ProbeProgram struct {
 	// ring buffer would otherwise feed probes on the functions it calls
 	// (kfree, vfs_read, ...) and fill the ring with its own hits.
 	IgnoreTgid uint32
+	// CountOwnHits lets the IgnoreTgid process's hits still go through
+	// the histograms and triggers, only their record dropped: set for
+	// events about other tasks too (a wakeup or a switch made from one
+	// of ktrace's threads happens to the traced system), unset for
+	// probes on functions and system calls, whose hits in ktrace's
+	// process are ktrace's own work (its replies to /dev/fuse on
+	// vfs_write) and have no place in the kernel's histograms.
+	CountOwnHits bool
 	// Marker marks the program of the trace_marker's event
 	// (CompileMarkerHist): the writer's task and CPU come from the
 	// record's header, and its triggers always see the record after it
@@ -125,6 +133,10 @@ type ProbeProgram struct {
 	// its own), a tracepoint probe and an fprobe exit show 1 on 6.12.
 	// 0 leaves the byte 0.
 	PreemptCount uint8
+	// Context, when set, has the record's flags and preempt count read
+	// from the CPU's preempt count (CPUContext) rather than
+	// PreemptCount; not for event probes or uprobes.
+	Context *CPUContext
 	// Flags is an event probe's common_flags (EventRecord; other
 	// programs compute TRACE_FLAG_IRQS_OFF from the registers).
 	Flags uint8
@@ -789,7 +801,9 @@ func (e *emitter) header() error {
 	if e.p.EventRecord && e.p.Flags != 0 {
 		e.emit(asm.StoreImm(rBuf, recOff(2), int64(e.p.Flags), asm.Byte))
 	}
-	if e.p.PreemptCount != 0 {
+	if e.p.Context != nil && !e.p.EventRecord && !e.p.User {
+		e.cpuContext(e.p.Context)
+	} else if e.p.PreemptCount != 0 {
 		e.emit(asm.StoreImm(rBuf, recOff(3), int64(e.p.PreemptCount), asm.Byte))
 	}
 	e.emit(

@@ -22,9 +22,11 @@ type TracepointHist struct {
 	Size int
 	// Type is the event's ID (common_type).
 	Type uint16
-	// IgnoreTgid, when not 0, is a process whose hits are not counted
-	// (the tracer itself).
-	IgnoreTgid uint32
+	// IgnoreTgid, when not 0, is a process whose hits are not traced
+	// (the tracer itself); with CountOwnHits (ProbeProgram's) they still
+	// go through the histograms and triggers.
+	IgnoreTgid   uint32
+	CountOwnHits bool
 	// Scratch is a BPF_MAP_TYPE_ARRAY with one value per possible CPU of
 	// at least HistScratch(Size) bytes.
 	Scratch     asm.FDer
@@ -75,7 +77,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		}
 	}
 	e := &emitter{
-		p:    &ProbeProgram{TracepointCtx: !p.UserRegs, TracepointIter: p.Iterator, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, IgnoreTgid: p.IgnoreTgid},
+		p:    &ProbeProgram{TracepointCtx: !p.UserRegs, TracepointIter: p.Iterator, ScratchSize: p.ScratchSize, Hists: p.Hists, Triggers: p.Triggers, TracingOn: p.TracingOn, IgnoreTgid: p.IgnoreTgid, CountOwnHits: p.CountOwnHits},
 		maps: &Maps{Scratch: p.Scratch},
 	}
 	if err := e.p.checkTriggers(); err != nil {
@@ -94,10 +96,9 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
 	)
-	if p.IgnoreTgid != 0 && len(p.Hists) == 0 && len(p.Triggers) == 0 {
-		// Nothing but the record: ktrace's own hits end here (with
-		// histograms or triggers, they count there and only their
-		// record is dropped, in staticTail).
+	if p.IgnoreTgid != 0 && !e.p.lateIgnore() {
+		// ktrace's own hits end here (when they count in histograms and
+		// triggers, only their record is dropped, in staticTail).
 		keep := e.newLabel()
 		e.emit(
 			asm.RSh.Imm(asm.R0, 32),

@@ -350,10 +350,11 @@ func (e *emitter) pushSnapshot(queue asm.FDer) error {
 }
 
 // lateIgnore reports whether ktrace's own hits (IgnoreTgid) go through the
-// event's histograms and triggers, and only their record is dropped: a
-// hit in ktrace's own task still happened (a task switched in from one
-// of ktrace's threads, say), and the kernel's histograms would count it.
-func (p *ProbeProgram) lateIgnore() bool { return len(p.Hists) > 0 || len(p.Triggers) > 0 }
+// event's histograms and triggers, and only their record is dropped
+// (CountOwnHits).
+func (p *ProbeProgram) lateIgnore() bool {
+	return p.CountOwnHits && (len(p.Hists) > 0 || len(p.Triggers) > 0)
+}
 
 // ignoreTgid jumps to skip when the hit is in process tgid (ktrace's
 // own), from the pid and tgid kept at stkPidTgid.

@@ -27,3 +27,11 @@ func TracepointContext(system, name string) (flags, preempt uint8) {
 	}
 	return 0, 0
 }
+
+// AboutCurrentTask reports whether the tracepoints of system record only
+// the work of the task they run in (system calls). A tracer's own hits
+// on them are its own doing, where its hits on sched_waking or
+// sched_switch record what happens to other tasks as well.
+func AboutCurrentTask(system string) bool {
+	return system == "syscalls" || system == "raw_syscalls"
+}

@@ -337,6 +337,28 @@ func (pr *Probe) program(m *kernel.Model, plan *Plan, kind events.Kind, probe *e
 	if u := probe.Uprobe; u != nil {
 		pp.User, pp.FileOffset, pp.IP = true, u.Offset, 0
 	}
+	switch kind {
+	case events.Kprobe, events.Kretprobe, events.Fentry, events.Fexit, events.Tprobe:
+		// The record's context from the CPU's preempt count where the
+		// kernel's is found (PreemptCount below otherwise).
+		if c, err := m.PreemptCount(); err == nil {
+			pp.Context = &bpfcode.CPUContext{PerCPUOffsets: c.PerCPUOffsets, Offset: c.Offset, Dec: kind != events.Tprobe}
+		}
+	}
+	// ktrace's own hits count in histograms and triggers only on events
+	// about other tasks: tracepoints other than the system calls'.
+	switch kind {
+	case events.Tprobe:
+		pp.CountOwnHits = probe.Symbol != "sys_enter" && probe.Symbol != "sys_exit"
+	case events.Eprobe:
+		switch att := pr.Event.Attached; {
+		case att == nil:
+		case att.OnSynthetic():
+			pp.CountOwnHits = true
+		case att.Event == nil:
+			pp.CountOwnHits = !events.AboutCurrentTask(att.System)
+		}
+	}
 	if tp {
 		ip, err := stubIP(m, probe.Symbol)
 		if err != nil {

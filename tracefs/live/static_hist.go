@@ -181,6 +181,7 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 	}
 	p.Iterator = b.tracepointIterator(se.System, se.Name)
 	p.UserRegs = se.System == "syscalls"
+	p.CountOwnHits = !events.AboutCurrentTask(se.System)
 	p.Flags, p.Preempt = events.TracepointContext(se.System, se.Name)
 	if se.Internal {
 		// No program can attach to it: MarkerHit runs this one for each

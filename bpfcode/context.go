@@ -1,0 +1,135 @@
+package bpfcode
+
+import (
+	"github.com/cilium/ebpf/asm"
+)
+
+// CPUContext tells a program where the running CPU's preempt count is, so
+// that its record's common_flags and common_preempt_count describe the
+// context of the hit as the kernel's own record of the event does
+// (tracing_gen_ctx): hardirq, softirq, NMI, bottom halves off, the
+// preemption depth and the two need-resched flags.
+type CPUContext struct {
+	// PerCPUOffsets is the address of __per_cpu_offset; Offset the
+	// count's place in a CPU's per-CPU area (kernel.PreemptCount).
+	PerCPUOffsets, Offset uint64
+	// Dec takes one from the depth as tracing_gen_ctx_dec does: the
+	// kernel's record of a kprobe, a kretprobe or an fprobe discounts
+	// the preempt_disable of the path that called it, which the
+	// program's path shares. A tracepoint probe's record does not.
+	Dec bool
+}
+
+// The preempt count's fields (include/linux/preempt.h) and x86's
+// inverted need-resched bit in it.
+const (
+	pcSoftirqMask   = 0x0000ff00
+	pcSoftirqOffset = 0x00000100
+	pcHardirqMask   = 0x000f0000
+	pcNMIMask       = 0x00f00000
+	pcNeedResched   = 0x80000000
+	// tifNeedResched is x86's TIF_NEED_RESCHED, a bit of the task's
+	// thread_info flags (the first word of its task_struct).
+	tifNeedResched = 3
+)
+
+// The record's TRACE_FLAG_* bits (include/linux/trace_events.h).
+const (
+	traceFlagNeedResched    = 0x04
+	traceFlagHardirq        = 0x08
+	traceFlagSoftirq        = 0x10
+	traceFlagPreemptResched = 0x20
+	traceFlagNMI            = 0x40
+	traceFlagBHOff          = 0x80
+)
+
+// cpuContext completes the record's common_flags (whose irqs-off bit is
+// already at recOff(2)) and writes its common_preempt_count from the
+// running CPU's preempt count and the task's need-resched flag, as
+// tracing_gen_ctx_irq_test and, with Dec, tracing_gen_ctx_dec compute
+// them: the depth is capped at 15, the migrate-disable count left 0, and
+// Dec's subtraction borrows from the flags when the depth is 0, as the
+// kernel's does. A count or flag that cannot be read reads as 0.
+func (e *emitter) cpuContext(c *CPUContext) {
+	noResched := e.newLabel()
+	e.emit(
+		// The task's thread_info flags: TIF_NEED_RESCHED.
+		asm.FnGetCurrentTask.Call(),
+		asm.Mov.Reg(asm.R3, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, stkTmp),
+		asm.Mov.Imm(asm.R2, 8),
+		asm.FnProbeReadKernel.Call(),
+		asm.LoadMem(asm.R1, asm.R10, stkTmp, asm.DWord),
+		asm.RSh.Imm(asm.R1, tifNeedResched),
+		asm.And.Imm(asm.R1, 1),
+		asm.JEq.Imm(asm.R1, 0, noResched),
+		asm.LoadMem(asm.R1, rBuf, recOff(2), asm.Byte),
+		asm.Or.Imm(asm.R1, traceFlagNeedResched),
+		asm.StoreMem(rBuf, recOff(2), asm.R1, asm.Byte),
+	)
+	e.mark(noResched)
+	e.emit(
+		// This CPU's per-CPU base, then its preempt count.
+		asm.LoadMem(asm.R3, asm.R10, stkCPU, asm.Word),
+		asm.LSh.Imm(asm.R3, 3),
+		asm.LoadImm(asm.R1, int64(c.PerCPUOffsets), asm.DWord),
+		asm.Add.Reg(asm.R3, asm.R1),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, stkTmp),
+		asm.Mov.Imm(asm.R2, 8),
+		asm.FnProbeReadKernel.Call(),
+		asm.LoadMem(asm.R3, asm.R10, stkTmp, asm.DWord),
+		asm.LoadImm(asm.R1, int64(c.Offset), asm.DWord),
+		asm.Add.Reg(asm.R3, asm.R1),
+		asm.Mov.Reg(asm.R1, asm.R10),
+		asm.Add.Imm(asm.R1, stkTmp),
+		asm.Mov.Imm(asm.R2, 4),
+		asm.FnProbeReadKernel.Call(),
+		// R3: the raw count, R2: the flags, R4 a test.
+		asm.LoadMem(asm.R3, asm.R10, stkTmp, asm.Word),
+		asm.LoadMem(asm.R2, rBuf, recOff(2), asm.Byte),
+	)
+	bit := func(mask int32, flag int32) {
+		skip := e.newLabel()
+		e.emit(
+			asm.Mov.Reg(asm.R4, asm.R3),
+			asm.And.Imm(asm.R4, mask),
+			asm.JEq.Imm(asm.R4, 0, skip),
+			asm.Or.Imm(asm.R2, flag),
+		)
+		e.mark(skip)
+	}
+	bit(pcNMIMask, traceFlagNMI)
+	bit(pcHardirqMask, traceFlagHardirq)
+	bit(pcSoftirqOffset, traceFlagSoftirq)
+	bit(pcSoftirqMask&^pcSoftirqOffset, traceFlagBHOff)
+	// x86 keeps PREEMPT_NEED_RESCHED inverted: set when clear.
+	resched := e.newLabel()
+	e.emit(
+		asm.Mov.Reg(asm.R4, asm.R3),
+		asm.RSh.Imm(asm.R4, 31),
+		asm.JNE.Imm(asm.R4, 0, resched),
+		asm.Or.Imm(asm.R2, traceFlagPreemptResched),
+	)
+	e.mark(resched)
+	capped := e.newLabel()
+	e.emit(
+		asm.And.Imm(asm.R3, 0xff),
+		asm.JLE.Imm(asm.R3, 15, capped),
+		asm.Mov.Imm(asm.R3, 15),
+	)
+	e.mark(capped)
+	e.emit(
+		asm.LSh.Imm(asm.R2, 16),
+		asm.Or.Reg(asm.R2, asm.R3),
+	)
+	if c.Dec {
+		e.emit(asm.Sub.Imm32(asm.R2, 1))
+	}
+	e.emit(
+		asm.StoreMem(rBuf, recOff(3), asm.R2, asm.Byte),
+		asm.RSh.Imm32(asm.R2, 16),
+		asm.StoreMem(rBuf, recOff(2), asm.R2, asm.Byte),
+	)
+}
