@@ -191,3 +191,27 @@ func TestGraphComment(t *testing.T) {
 		t.Errorf("got:\n%s\nwant the end:\n%s", got, want)
 	}
 }
+
+// TestGraphRingLimit: function_graph records take their share of
+// buffer_size_kb as other entries do, so that a full ring drops the
+// oldest (the kernel's overwrite mode) instead of keeping every call of
+// every function traced.
+func TestGraphRingLimit(t *testing.T) {
+	f := New(nil, Options{CPUs: 1, Major: 6, Minor: 12})
+	f.mu.Lock()
+	f.tracer = tracerGraph
+	f.mu.Unlock()
+	if err := writeFile(f, "buffer_size_kb", "4", true); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10000; i++ {
+		f.RecordGraph(GraphRecord{Pid: 136, Comm: "dd", Func: "vfs_read", Depth: 1, TS: uint64(2e9 + 1000*i)})
+	}
+	lines := strings.Count(f.traceText(), "vfs_read")
+	f.mu.Lock()
+	most := f.ringLimit() / (graphLineBytes + 2 + len("vfs_read"))
+	f.mu.Unlock()
+	if lines == 0 || lines > most {
+		t.Errorf("%d graph lines kept in a 4 KB ring (10000 recorded)", lines)
+	}
+}

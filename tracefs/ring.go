@@ -24,6 +24,22 @@ type traceEntry struct {
 	graph *GraphRecord
 }
 
+// size is what the entry takes of the ring's limit: its text, or for a
+// function_graph record (printed when read) the length of its line as
+// the graph tracer prints it at its depth, so that a full ring drops
+// graph records as it drops others rather than keeping every one.
+func (e traceEntry) size() int {
+	if e.graph != nil {
+		return graphLineBytes + 2*e.graph.Depth + len(e.graph.Func)
+	}
+	return len(e.text)
+}
+
+// graphLineBytes is a function_graph line's length but for its indent and
+// function name: the CPU, duration and "|" columns and the call's
+// punctuation.
+const graphLineBytes = 32
+
 // traceRing is the emulated ring buffer behind trace and trace_pipe. It is
 // guarded by FS.mu.
 type traceRing struct {
@@ -44,7 +60,7 @@ type traceRing struct {
 // add inserts an entry in time order (records from several sources arrive
 // nearly ordered, so the search starts at the newest end).
 func (r *traceRing) add(e traceEntry) {
-	ts, text := e.ts, e.text
+	ts := e.ts
 	i := len(r.entries)
 	for i > 0 && r.entries[i-1].ts > ts {
 		i--
@@ -52,10 +68,10 @@ func (r *traceRing) add(e traceEntry) {
 	r.entries = append(r.entries, traceEntry{})
 	copy(r.entries[i+1:], r.entries[i:])
 	r.entries[i] = e
-	r.bytes += len(text)
+	r.bytes += e.size()
 	drop := 0
 	for r.bytes > r.limit && drop < len(r.entries)-1 {
-		r.bytes -= len(r.entries[drop].text)
+		r.bytes -= r.entries[drop].size()
 		drop++
 	}
 	if drop > 0 {

@@ -71,7 +71,7 @@ func (f *FS) swapAt(ts uint64) {
 	aside.entries = old.entries[:i:i]
 	aside.bytes = 0
 	for _, e := range aside.entries {
-		aside.bytes += len(e.text)
+		aside.bytes += e.size()
 	}
 	f.ring = *f.snap
 	f.ring.limit = old.limit
@@ -123,7 +123,7 @@ func (f *FS) snapshotLost(h SnapshotHit) bool {
 		i--
 	}
 	for _, e := range f.ring.entries[i:] {
-		f.ring.bytes -= len(e.text)
+		f.ring.bytes -= e.size()
 	}
 	f.ring.entries = f.ring.entries[:i]
 	for _, msg := range []string{"*** SNAPSHOT NOT ALLOCATED ***", "*** stopping trace here!   ***"} {
