@@ -405,20 +405,50 @@ func appendLatFmt(b []byte, r *Record) []byte {
 // hard/soft irq, preempt depth and migrate-disable depth, from a record's
 // common_flags and common_preempt_count.
 func AppendLatFlags(b []byte, flags, pc uint8) []byte {
+	const (
+		irqsOff        = 0x01
+		noSupport      = 0x02
+		needResched    = 0x04
+		hardirq        = 0x08
+		softirq        = 0x10
+		preemptResched = 0x20
+		nmi            = 0x40
+		bhOff          = 0x80
+	)
 	irq := byte('.')
-	if flags&0x01 != 0 {
+	switch {
+	case flags&irqsOff != 0 && flags&bhOff != 0:
+		irq = 'D'
+	case flags&irqsOff != 0:
 		irq = 'd'
+	case flags&bhOff != 0:
+		irq = 'b'
+	case flags&noSupport != 0:
+		irq = 'X'
+	}
+	resched := byte('.')
+	switch flags & (needResched | preemptResched) {
+	case needResched | preemptResched:
+		resched = 'N'
+	case needResched:
+		resched = 'n'
+	case preemptResched:
+		resched = 'p'
 	}
 	hs := byte('.')
 	switch {
-	case flags&0x08 != 0 && flags&0x10 != 0:
+	case flags&nmi != 0 && flags&hardirq != 0:
+		hs = 'Z'
+	case flags&nmi != 0:
+		hs = 'z'
+	case flags&hardirq != 0 && flags&softirq != 0:
 		hs = 'H'
-	case flags&0x08 != 0:
+	case flags&hardirq != 0:
 		hs = 'h'
-	case flags&0x10 != 0:
+	case flags&softirq != 0:
 		hs = 's'
 	}
-	b = append(b, irq, '.', hs)
+	b = append(b, irq, resched, hs)
 	if pc&0xf != 0 {
 		b = strconv.AppendUint(b, uint64(pc&0xf), 16)
 	} else {

@@ -295,3 +295,30 @@ func TestOpenFailureCleansUp(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestAppendLatFlags checks trace_print_lat_fmt's columns for the flag
+// combinations the kernel records.
+func TestAppendLatFlags(t *testing.T) {
+	for _, c := range []struct {
+		flags, pc uint8
+		want      string
+	}{
+		{0, 0, "....."},
+		{0x01, 2, "d..2."},
+		{0x10, 1, "..s1."},
+		{0x01 | 0x08, 1, "d.h1."},
+		{0x01 | 0x04 | 0x20 | 0x08, 0, "dNh.."},
+		{0x04, 0, ".n..."},
+		{0x20, 0, ".p..."},
+		{0x80, 1, "b..1."},
+		{0x81, 0, "D...."},
+		{0x01 | 0x40 | 0x08, 0, "d.Z.."},
+		{0x40, 0, "..z.."},
+		{0x08 | 0x10, 0, "..H.."},
+		{0, 0x21, "...12"},
+	} {
+		if got := string(AppendLatFlags(nil, c.flags, c.pc)); got != c.want {
+			t.Errorf("flags %#x pc %#x: got %q, want %q", c.flags, c.pc, got, c.want)
+		}
+	}
+}
