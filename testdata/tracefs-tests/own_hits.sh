@@ -19,7 +19,7 @@ echo 0 > events/demo/w/enable
 writers() { sed -n 's/^{ common_pid: .*\[ *\([0-9]*\)\] }.*/\1/p' < "$1"; }
 for h in events/demo/w/hist events/syscalls/sys_enter_write/hist; do
 	# Hits need a running kernel: an emulated tracefs shows no entry.
-	grep -q '^Hits: 0$' $h && { cleanup; exit 0; }
+	grep -q '^ *Hits: 0$' $h && { cleanup; exit 0; }
 	grep -q 'common_pid: dd ' $h || fail "$h has no dd: $(cat $h)"
 	for pid in $(writers $h); do
 		[ "$pid" = "$$" ] && continue
