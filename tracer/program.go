@@ -342,7 +342,12 @@ func (pr *Probe) program(m *kernel.Model, plan *Plan, kind events.Kind, probe *e
 		// The record's context from the CPU's preempt count where the
 		// kernel's is found (PreemptCount below otherwise).
 		if c, err := m.PreemptCount(); err == nil {
-			pp.Context = &bpfcode.CPUContext{PerCPUOffsets: c.PerCPUOffsets, Offset: c.Offset, Dec: kind != events.Tprobe}
+			// The kernel's record discounts one level of the path
+			// that called it, which the program shares; a tracepoint
+			// probe's does not, nor does an fprobe exit's, whose
+			// path is one deeper than the kretprobe the tracer
+			// attaches for it (attachProbe).
+			pp.Context = &bpfcode.CPUContext{PerCPUOffsets: c.PerCPUOffsets, Offset: c.Offset, Dec: kind != events.Tprobe && kind != events.Fexit}
 		}
 	}
 	// ktrace's own hits count in histograms and triggers only on events
@@ -438,7 +443,7 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 		pr.Entry = progSpec(name+"_e", ent)
 	}
 	pr.Info = bpfcode.ProbeInfo{IP: pp.IP, EventID: uint64(pr.Event.ID)}
-	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && len(pp.Hists) == 0 && len(pp.Triggers) == 0 && !pp.NoTrace && pp.TraceSwitch == nil && (pr.Event.Kind == events.Fentry || pr.Event.Kind == events.Fexit || (!plan.PlainKprobes && entryKprobe(m, pr, args))) {
+	if plan.Multi && pr.Entry == nil && !pp.EndbrIP && len(pp.Hists) == 0 && len(pp.Triggers) == 0 && !pp.NoTrace && pp.TraceSwitch == nil && (pr.Event.Kind == events.Fentry || (!plan.PlainKprobes && entryKprobe(m, pr, args))) {
 		if pr.Info.IP == 0 {
 			// __probe_func of an fexit: the function's address, what
 			// bpf_get_func_ip gives the unshared program.

@@ -442,7 +442,14 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 	// A kprobe or kretprobe that could share a kprobe-multi link
 	// (entryKprobe) takes one of its own when alone: the link's handler
 	// runs the program without the kprobe and perf layers.
-	multi := (fprobe || p.Shared != nil) && cfg.KprobeMulti
+	//
+	// An fprobe exit takes a kretprobe, whose pool of return hooks
+	// (maxactive, at least 10) outlasts a kretprobe-multi link's (2 per
+	// CPU): tasks sleeping in the function hold a hook each, and a
+	// server of ktrace's own mount sleeps in vfs_read with several
+	// threads, which took every hook of a link on vfs_read or ksys_read
+	// and lost every other return. A link is the fallback.
+	multi := (fprobe || p.Shared != nil) && cfg.KprobeMulti && kind != events.Fexit
 	opts := &link.KprobeOptions{Offset: off, TraceFSPrefix: fmt.Sprintf("%s_%d", TraceFSPrefix, os.Getpid())}
 	if tracefsOnly(cfg.Model, p) {
 		// Only a maxactive other than the kernel's default needs a
@@ -482,6 +489,15 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 		l, err = link.Kretprobe(sym, prog, opts)
 	default:
 		l, err = link.Kprobe(sym, prog, opts)
+	}
+	if err != nil && kind == events.Fexit && cfg.KprobeMulti {
+		// What ftrace traces and kprobes refuse: the fprobe's own link.
+		g.progs = g.progs[:len(g.progs)-1]
+		prog.Close()
+		if prog, err = g.load(p.Main, true); err != nil {
+			return fmt.Errorf("tracer: loading %s: %w", where, err)
+		}
+		l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
 	}
 	if err != nil && multi && !fprobe {
 		// What the kernel's kprobe takes and a kprobe-multi link may
