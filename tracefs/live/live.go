@@ -83,7 +83,12 @@ type Backend struct {
 	// the kernel counts a kprobe's hits once, whichever instance enabled
 	// it, and kprobe_profile at the top level shows them all.
 	peers map[*Backend]bool
-	gone  map[evID]counts
+	// fpOps, when set (TrackFprobes), stands in for the ftrace users
+	// of defined fprobe events that have none of their own.
+	fpOps *fprobeOps
+	// top is the backend whose peer this one is (AddPeer).
+	top  *Backend
+	gone map[evID]counts
 	// synced are the Sync calls waiting for the reader to pass on what
 	// the ring buffer held when they flushed it.
 	synced []chan struct{}
@@ -259,6 +264,20 @@ func (b *Backend) session() (*tracer.Session, error) {
 // and the event disabled. An event with active hist triggers stays
 // attached while disabled, counting without tracing (soft mode).
 func (b *Backend) SetEnabled(group, name string, on bool) error {
+	err := b.setEnabled(group, name, on)
+	// An fprobe entry traced through its own link, or no more, changes
+	// which functions want a stand-in ftrace user.
+	top := b
+	b.smu.Lock()
+	if b.top != nil {
+		top = b.top
+	}
+	b.smu.Unlock()
+	top.syncFprobes()
+	return err
+}
+
+func (b *Backend) setEnabled(group, name string, on bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ev := b.R.Event(group, name)
@@ -523,6 +542,9 @@ func (b *Backend) AddPeer(p *Backend) (release func()) {
 	}
 	b.peers[p] = true
 	b.smu.Unlock()
+	p.smu.Lock()
+	p.top = b
+	p.smu.Unlock()
 	return func() {
 		counted := p.ownCounts()
 		b.smu.Lock()
@@ -565,6 +587,9 @@ func (b *Backend) Close() {
 	b.closeHists()
 	b.closeTriggers()
 	b.mu.Unlock()
+	if b.fpOps != nil {
+		b.fpOps.shut()
+	}
 	b.smu.Lock()
 	sess, stop, done := b.sess, b.pumpStop, b.pumpDone
 	b.sess = nil

@@ -81,6 +81,7 @@ func Open(c Config) *World {
 		}
 	}
 	lb := c.backend(reg)
+	lb.TrackFprobes()
 	opts := c.options(true)
 	if dir := c.Model.Tracefs(); tracefs.HasKernelStack(dir) {
 		// The kernel's stack tracer is switched by its sysctl, not
