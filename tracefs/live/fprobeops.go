@@ -72,7 +72,7 @@ func (b *Backend) syncFprobes() {
 			continue
 		}
 		for _, p := range ev.Probes {
-			if p.Symbol == "" || strings.ContainsAny(p.Symbol, "*?[") {
+			if p.Pending || p.Symbol == "" || strings.ContainsAny(p.Symbol, "*?[") {
 				continue
 			}
 			if ev.Kind == events.Fentry && tracedByAny(backends, evID{ev.Group, ev.Name, ev.Serial}) {
