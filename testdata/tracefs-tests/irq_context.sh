@@ -1,5 +1,5 @@
 #!/bin/sh
-# description: a kprobe's record shows the context it was hit in, as the kernel records it from the CPU's preempt count: a hit in a softirq handler (run_timer_softirq) reads 's' in the third flags column, a hit in a hardirq handler (hrtimer_interrupt) 'h' with interrupts off ('d'); a hit in a task's system call reads '.' there
+# description: a kprobe's record shows the context it was hit in, as the kernel records it from the CPU's preempt count: a hit in a softirq handler (run_timer_softirq) reads 's' in the third flags column, a hit in a hardirq handler (hrtimer_interrupt) 'h' with interrupts off ('d', or 'D' when it interrupted a section with bottom halves off); a hit in a task's system call reads '.' there
 cleanup() {
 	echo 0 > events/enable
 	echo > kprobe_events
@@ -21,7 +21,7 @@ for f in $(flags soft); do
 	case $f in ??s??) ;; *) fail "run_timer_softirq hit with flags $f: $(grep ' soft: ' trace)" ;; esac
 done
 for f in $(flags hard); do
-	case $f in d?h??) ;; *) fail "hrtimer_interrupt hit with flags $f: $(grep ' hard: ' trace)" ;; esac
+	case $f in [dD]?h??) ;; *) fail "hrtimer_interrupt hit with flags $f: $(grep ' hard: ' trace)" ;; esac
 done
 [ -n "$(flags soft)" ] || fail "no run_timer_softirq hit in 0.3 s: $(grep -v '^#' trace)"
 [ -n "$(flags hard)" ] || fail "no hrtimer_interrupt hit in 0.3 s: $(grep -v '^#' trace)"
