@@ -51,43 +51,35 @@ const (
 // Dec's subtraction borrows from the flags when the depth is 0, as the
 // kernel's does. A count or flag that cannot be read reads as 0.
 func (e *emitter) cpuContext(c *CPUContext) {
+	// rVal is free until the probe's fields are fetched.
 	noResched := e.newLabel()
 	e.emit(
 		// The task's thread_info flags: TIF_NEED_RESCHED.
 		asm.FnGetCurrentTask.Call(),
-		asm.Mov.Reg(asm.R3, asm.R0),
-		asm.Mov.Reg(asm.R1, asm.R10),
-		asm.Add.Imm(asm.R1, stkTmp),
-		asm.Mov.Imm(asm.R2, 8),
-		asm.FnProbeReadKernel.Call(),
-		asm.LoadMem(asm.R1, asm.R10, stkTmp, asm.DWord),
-		asm.RSh.Imm(asm.R1, tifNeedResched),
-		asm.And.Imm(asm.R1, 1),
-		asm.JEq.Imm(asm.R1, 0, noResched),
+		asm.Mov.Reg(rVal, asm.R0),
+	)
+	e.readWord(0, false, "")
+	e.emit(
+		asm.RSh.Imm(rVal, tifNeedResched),
+		asm.And.Imm(rVal, 1),
+		asm.JEq.Imm(rVal, 0, noResched),
 		asm.LoadMem(asm.R1, rBuf, recOff(2), asm.Byte),
 		asm.Or.Imm(asm.R1, traceFlagNeedResched),
 		asm.StoreMem(rBuf, recOff(2), asm.R1, asm.Byte),
 	)
 	e.mark(noResched)
+	// This CPU's per-CPU base, then its preempt count (the low half of
+	// the word read).
 	e.emit(
-		// This CPU's per-CPU base, then its preempt count.
-		asm.LoadMem(asm.R3, asm.R10, stkCPU, asm.Word),
-		asm.LSh.Imm(asm.R3, 3),
-		asm.LoadImm(asm.R1, int64(c.PerCPUOffsets), asm.DWord),
-		asm.Add.Reg(asm.R3, asm.R1),
-		asm.Mov.Reg(asm.R1, asm.R10),
-		asm.Add.Imm(asm.R1, stkTmp),
-		asm.Mov.Imm(asm.R2, 8),
-		asm.FnProbeReadKernel.Call(),
-		asm.LoadMem(asm.R3, asm.R10, stkTmp, asm.DWord),
-		asm.LoadImm(asm.R1, int64(c.Offset), asm.DWord),
-		asm.Add.Reg(asm.R3, asm.R1),
-		asm.Mov.Reg(asm.R1, asm.R10),
-		asm.Add.Imm(asm.R1, stkTmp),
-		asm.Mov.Imm(asm.R2, 4),
-		asm.FnProbeReadKernel.Call(),
+		asm.LoadMem(rVal, asm.R10, stkCPU, asm.Word),
+		asm.LSh.Imm(rVal, 3),
+	)
+	e.addImm64(rVal, int64(c.PerCPUOffsets))
+	e.readWord(0, false, "")
+	e.readWord(int64(c.Offset), false, "")
+	e.emit(
 		// R3: the raw count, R2: the flags, R4 a test.
-		asm.LoadMem(asm.R3, asm.R10, stkTmp, asm.Word),
+		asm.Mov.Reg32(asm.R3, rVal),
 		asm.LoadMem(asm.R2, rBuf, recOff(2), asm.Byte),
 	)
 	bit := func(mask int32, flag int32) {

@@ -475,47 +475,42 @@ func (g *Group) attach(cfg Config, p *Probe) error {
 		}
 		g.links = append(g.links, l)
 	}
-	prog, err := g.load(p.Main, multi)
-	if err != nil {
-		return fmt.Errorf("tracer: loading %s: %w", where, err)
-	}
-	var l link.Link
-	switch {
-	case multi && kind.IsReturn():
-		l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
-	case multi:
-		l, err = link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
-	case kind.IsReturn():
-		l, err = link.Kretprobe(sym, prog, opts)
-	default:
-		l, err = link.Kprobe(sym, prog, opts)
-	}
-	if err != nil && kind == events.Fexit && cfg.KprobeMulti {
-		// What ftrace traces and kprobes refuse: the fprobe's own link.
-		g.progs = g.progs[:len(g.progs)-1]
-		prog.Close()
-		if prog, err = g.load(p.Main, true); err != nil {
-			return fmt.Errorf("tracer: loading %s: %w", where, err)
+	// attachMain loads the main program for a link (multi) or a
+	// kprobe and attaches it.
+	attachMain := func(multi bool) (link.Link, error) {
+		prog, err := g.load(p.Main, multi)
+		if err != nil {
+			return nil, fmt.Errorf("tracer: loading %s: %w", where, err)
 		}
-		l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
-	}
-	if err != nil && multi && !fprobe {
-		// What the kernel's kprobe takes and a kprobe-multi link may
-		// not (a function ftrace does not trace): the kprobe itself,
-		// whose program replaces the one the link refused.
-		g.progs = g.progs[:len(g.progs)-1]
-		prog.Close()
-		if prog, err = g.load(p.Main, false); err != nil {
-			return fmt.Errorf("tracer: loading %s: %w", where, err)
-		}
-		if kind.IsReturn() {
+		var l link.Link
+		switch {
+		case multi && kind.IsReturn():
+			l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
+		case multi:
+			l, err = link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{sym}})
+		case kind.IsReturn():
 			l, err = link.Kretprobe(sym, prog, opts)
-		} else {
+		default:
 			l, err = link.Kprobe(sym, prog, opts)
 		}
+		if err != nil {
+			// The refused program goes; another may replace it.
+			g.progs = g.progs[:len(g.progs)-1]
+			prog.Close()
+			return nil, fmt.Errorf("tracer: attaching %s: %w", where, err)
+		}
+		return l, nil
+	}
+	l, err := attachMain(multi)
+	if err != nil && cfg.KprobeMulti && (kind == events.Fexit || (multi && !fprobe)) {
+		// The other of the two: an fprobe exit's own link where kprobes
+		// refuse the function; the kprobe itself where a kprobe-multi
+		// link refuses what the kernel's kprobe takes (a function ftrace
+		// does not trace).
+		l, err = attachMain(!multi)
 	}
 	if err != nil {
-		return fmt.Errorf("tracer: attaching %s: %w", where, err)
+		return err
 	}
 	g.links = append(g.links, l)
 	return nil
