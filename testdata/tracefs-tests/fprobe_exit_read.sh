@@ -17,6 +17,6 @@ grep -q ' dd-[0-9]* .* k: ' trace || { cleanup; exit 0; }
 n=$(grep -c ' dd-[0-9]* .* r: (.* <- vfs_read) ret=16$' trace)
 [ "$n" = 4 ] || fail "$n of dd's 4 reads of 16 bytes returned through the fprobe exit: $(grep ' r: ' trace | head -20)"
 for f in $(grep ' dd-[0-9]* .* r: ' trace | sed 's/^.*\] \([^ ]*\) .*/\1/'); do
-	case $f in ?[.N].1?) ;; *) fail "dd's fprobe exit record reads $f" ;; esac
+	case $f in ?[.Nnp].1?) ;; *) fail "dd's fprobe exit record reads $f" ;; esac
 done
 cleanup

@@ -17,7 +17,7 @@ depth() {
 	# Hits need a running kernel.
 	[ -n "$lines" ] || { cleanup; exit 0; }
 	for f in $(echo "$lines" | sed 's/^.*\] \([^ ]*\) .*/\1/'); do
-		case $f in ?[.N].$1?) ;; *) fail "$2: dd's kprobe record reads $f, want depth $1: $lines" ;; esac
+		case $f in ?[.Nnp].$1?) ;; *) fail "$2: dd's kprobe record reads $f, want depth $1: $lines" ;; esac
 	done
 }
 depth . "alone"

@@ -67,10 +67,10 @@ sync
 echo 0 > events/enable
 # depth WHAT FLAGS: WHAT's record shows the latency flags FLAGS.
 depth() { grep -q "^ *${3:-sync}-[0-9]* *\[[0-9]*\] $2 .*: $1" trace || fail "$1 not $2: $(grep -v '^#' trace)"; }
-depth 'sys_sync()' '\.[.N]\.1\.'
-depth 'sys_sync -> ' '\.[.N]\.1\.'
-depth 'sy: (syscalls.sys_enter_sync)' '\.[.N]\.2\.'
-depth 'ex: (sched.sched_process_exit)' '\.[.N]\.1\.'
+depth 'sys_sync()' '\.[.Nnp]\.1\.'
+depth 'sys_sync -> ' '\.[.Nnp]\.1\.'
+depth 'sy: (syscalls.sys_enter_sync)' '\.[.Nnp]\.2\.'
+depth 'ex: (sched.sched_process_exit)' '\.[.Nnp]\.1\.'
 echo 0 > events/demo/ex/filter
 echo > dynamic_events
 if grep -q 'f\[:\[<group>/\]\[<event>\]\] <func-name>' README; then
@@ -81,8 +81,8 @@ if grep -q 'f\[:\[<group>/\]\[<event>\]\] <func-name>' README; then
 	echo > trace
 	sync
 	echo 0 > events/demo/enable
-	depth 'fx: (' '\.[.N]\.1\.'
-	depth 'tx: (' '\.[.N]\.1\.'
+	depth 'fx: (' '\.[.Nnp]\.1\.'
+	depth 'tx: (' '\.[.Nnp]\.1\.'
 	echo 0 > events/demo/tx/filter
 	echo > dynamic_events
 fi
@@ -91,7 +91,7 @@ echo 1 > events/sched/sched_switch/enable
 echo > trace
 sleep 0.01
 echo 0 > events/sched/sched_switch/enable
-grep -q '^ *.*-[0-9]* *\[[0-9]*\] d[.N]\.2\. .*: sched_switch: .*next_comm=sleep' trace || fail "sched_switch not d..2.: $(grep -v '^#' trace)"
+grep -q '^ *.*-[0-9]* *\[[0-9]*\] d[.Nnp]\.2\. .*: sched_switch: .*next_comm=sleep' trace || fail "sched_switch not d..2.: $(grep -v '^#' trace)"
 echo 0 > events/sched/sched_switch/filter
 echo 'sy u64 v' >> synthetic_events || fail "synthetic event"
 echo 'hist:keys=common_pid:onmatch(syscalls.sys_exit_sync).sy(ret)' >> events/syscalls/sys_exit_sync/trigger || fail "onmatch"
@@ -100,15 +100,15 @@ echo > trace
 sync
 echo 0 > events/synthetic/sy/enable
 if grep -q 'f\[:\[<group>/\]\[<event>\]\] <func-name>' README; then
-	depth 'sy: ' '\.[.N]\.4\.'
+	depth 'sy: ' '\.[.Nnp]\.4\.'
 else
-	depth 'sy: ' '\.[.N]\.3\.'
+	depth 'sy: ' '\.[.Nnp]\.3\.'
 fi
 echo 'stacktrace' > events/syscalls/sys_enter_sync/trigger || fail "stacktrace trigger"
 echo 1 > events/syscalls/sys_enter_sync/enable
 echo > trace
 sync
 echo 0 > events/syscalls/sys_enter_sync/enable
-depth '<stack trace>' '\.[.N]\.1\.'
+depth '<stack trace>' '\.[.Nnp]\.1\.'
 echo '!stacktrace' >> events/syscalls/sys_enter_sync/trigger
 cleanup
