@@ -1,7 +1,11 @@
 package bpfcode
 
 import (
+	"fmt"
+
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // CPUContext tells a program where the running CPU's preempt count is, so
@@ -18,6 +22,100 @@ type CPUContext struct {
 	// the preempt_disable of the path that called it, which the
 	// program's path shares. A tracepoint probe's record does not.
 	Dec bool
+	// IrqState, for a static event's program (which has no registers to
+	// read the interrupt flag from), is the map IrqStateProgram fills:
+	// the record's irqs-off bit is the one taken where the perf path
+	// handed that very record to BPF, and, where no such entry is found,
+	// the bit already in the record, set also for a hit in a hardirq or
+	// an NMI, which x86 runs with interrupts off.
+	IrqState asm.FDer
+}
+
+// IrqStateSlots and IrqStateValueSize describe the map of
+// CPUContext.IrqState: a BPF_MAP_TYPE_PERCPU_ARRAY with an entry per
+// perf recursion context (task, softirq, hardirq, NMI), each the record's
+// address (u64) and its irqs-off bit (u64).
+const (
+	IrqStateSlots     = 4
+	IrqStateValueSize = 16
+)
+
+// IrqStateFunction is the kernel function IrqStateProgram is attached to:
+// every static event's perf path calls it with the record before the
+// tracepoint's BPF programs run (perf_trace_run_bpf_submit(raw_data,
+// size, rctx, ...)).
+const IrqStateFunction = "perf_trace_run_bpf_submit"
+
+// IrqStateProgram returns the kprobe program, for IrqStateFunction's
+// entry, that writes into slots (CPUContext.IrqState) the record's
+// address and whether interrupts were off there: the kernel's own record
+// of the event takes the interrupt flag at that point, and a tracepoint
+// program cannot read it.
+func IrqStateProgram(arch *kernel.Arch, slots asm.FDer) (asm.Instructions, error) {
+	if arch == nil || arch.Name != "x86_64" || len(arch.ArgRegs) < 3 {
+		return nil, fmt.Errorf("bpfcode: the interrupt flag is read on x86_64 only")
+	}
+	flags, ok := arch.Regs["flags"]
+	rec, ok1 := arch.Regs[arch.ArgRegs[0]]
+	rctx, ok2 := arch.Regs[arch.ArgRegs[2]]
+	if !ok || !ok1 || !ok2 {
+		return nil, fmt.Errorf("bpfcode: the registers' layout lacks flags or an argument register")
+	}
+	e := &emitter{p: &ProbeProgram{Arch: arch}}
+	e.emit(
+		asm.Mov.Reg(rCtx, asm.R1),
+		asm.LoadMem(asm.R1, rCtx, int16(rctx), asm.DWord),
+		asm.And.Imm(asm.R1, IrqStateSlots-1),
+		asm.StoreMem(asm.R10, stkKey, asm.R1, asm.Word),
+		asm.LoadMem(asm.R1, rCtx, int16(rec), asm.DWord),
+		asm.StoreMem(asm.R10, stkKeyA, asm.R1, asm.DWord),
+		// TRACE_FLAG_IRQS_OFF when EFLAGS.IF (bit 9) is clear.
+		asm.LoadMem(asm.R1, rCtx, int16(flags), asm.DWord),
+		asm.RSh.Imm(asm.R1, 9),
+		asm.And.Imm(asm.R1, 1),
+		asm.Xor.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R10, stkKeyA+8, asm.R1, asm.DWord),
+	)
+	if err := e.mapPtr(asm.R1, slots); err != nil {
+		return nil, err
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, stkKey),
+		asm.Mov.Reg(asm.R3, asm.R10),
+		asm.Add.Imm(asm.R3, stkKeyA),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnMapUpdateElem.Call(),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	)
+	return e.program(), nil
+}
+
+// irqStateFlag sets the record's irqs-off bit from the IrqState entry
+// of the record the program was given (rCtx), when there is one, and
+// empties that entry: an entry serves the one record it was taken for.
+func (e *emitter) irqStateFlag(slots asm.FDer) error {
+	found := e.newLabel()
+	for i := 0; i < IrqStateSlots; i++ {
+		next := e.newLabel()
+		e.emit(asm.StoreImm(asm.R10, stkKey, int64(i), asm.Word))
+		if err := e.lookup(slots, stkKey); err != nil {
+			return err
+		}
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, next),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.JNE.Reg(asm.R1, rCtx, next),
+			zeroDWord(asm.R0, 0),
+			asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
+			asm.StoreMem(rBuf, recOff(2), asm.R1, asm.Byte),
+			asm.Ja.Label(found),
+		)
+		e.mark(next)
+	}
+	e.mark(found)
+	return nil
 }
 
 // The preempt count's fields (include/linux/preempt.h) and x86's
@@ -35,6 +133,7 @@ const (
 
 // The record's TRACE_FLAG_* bits (include/linux/trace_events.h).
 const (
+	traceFlagIrqsOff        = 0x01
 	traceFlagNeedResched    = 0x04
 	traceFlagHardirq        = 0x08
 	traceFlagSoftirq        = 0x10
@@ -50,7 +149,12 @@ const (
 // them: the depth is capped at 15, the migrate-disable count left 0, and
 // Dec's subtraction borrows from the flags when the depth is 0, as the
 // kernel's does. A count or flag that cannot be read reads as 0.
-func (e *emitter) cpuContext(c *CPUContext) {
+func (e *emitter) cpuContext(c *CPUContext) error {
+	if c.IrqState != nil {
+		if err := e.irqStateFlag(c.IrqState); err != nil {
+			return err
+		}
+	}
 	// rVal is free until the probe's fields are fetched.
 	noResched := e.newLabel()
 	e.emit(
@@ -94,6 +198,9 @@ func (e *emitter) cpuContext(c *CPUContext) {
 	}
 	bit(pcNMIMask, traceFlagNMI)
 	bit(pcHardirqMask, traceFlagHardirq)
+	if c.IrqState != nil {
+		bit(pcNMIMask|pcHardirqMask, traceFlagIrqsOff)
+	}
 	bit(pcSoftirqOffset, traceFlagSoftirq)
 	bit(pcSoftirqMask&^pcSoftirqOffset, traceFlagBHOff)
 	// x86 keeps PREEMPT_NEED_RESCHED inverted: set when clear.
@@ -124,4 +231,5 @@ func (e *emitter) cpuContext(c *CPUContext) {
 		asm.RSh.Imm32(asm.R2, 16),
 		asm.StoreMem(rBuf, recOff(2), asm.R2, asm.Byte),
 	)
+	return nil
 }

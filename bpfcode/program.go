@@ -463,7 +463,11 @@ func compileBody(p *ProbeProgram, m *Maps, prefix string) (*emitter, error) {
 			if own == "" {
 				own = e.newLabel()
 			}
-			e.ignoreTgid(e.p.IgnoreTgid, own)
+			if e.p.ownInTask() {
+				e.ignoreTgidInTask(e.p.IgnoreTgid, own)
+			} else {
+				e.ignoreTgid(e.p.IgnoreTgid, own)
+			}
 		}
 		if err := e.output(post); err != nil {
 			return nil, err
@@ -531,7 +535,7 @@ func (e *emitter) prologue() error {
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
 	)
-	if e.p.IgnoreTgid != 0 && !e.p.lateIgnore() {
+	if e.p.IgnoreTgid != 0 && !e.p.lateIgnore() && !e.p.ownInTask() {
 		keep := e.newLabel()
 		e.emit(
 			asm.RSh.Imm(asm.R0, 32),
@@ -802,7 +806,19 @@ func (e *emitter) header() error {
 		e.emit(asm.StoreImm(rBuf, recOff(2), int64(e.p.Flags), asm.Byte))
 	}
 	if e.p.Context != nil && !e.p.EventRecord && !e.p.User {
-		e.cpuContext(e.p.Context)
+		if err := e.cpuContext(e.p.Context); err != nil {
+			return err
+		}
+		if e.p.ownInTask() && !e.p.lateIgnore() {
+			// ktrace's own hit, now that the record tells it was not
+			// in an interrupt that came upon its thread (prologue).
+			own, keep := e.newLabel(), e.newLabel()
+			e.ignoreTgidInTask(e.p.IgnoreTgid, own)
+			e.emit(asm.Ja.Label(keep))
+			e.mark(own)
+			e.bail()
+			e.mark(keep)
+		}
 	} else if e.p.PreemptCount != 0 {
 		e.emit(asm.StoreImm(rBuf, recOff(3), int64(e.p.PreemptCount), asm.Byte))
 	}

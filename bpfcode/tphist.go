@@ -7,15 +7,16 @@ import (
 
 	"github.com/ktrace-dev/ktrace/fetchargs"
 	"github.com/ktrace-dev/ktrace/filter"
+	"github.com/ktrace-dev/ktrace/kernel"
 )
 
 // TracepointHist describes the program that counts the hist triggers of
 // one of the kernel's static events: a BPF tracepoint program whose
 // context is the event's record, as the format file lays it out (the perf
 // path has put its pt_regs pointer over the common fields, which the
-// program writes back: common_type, and common_pid from the current
-// thread; common_flags and common_preempt_count read 0, so filters on
-// them are refused, see CheckSourceFilter).
+// program writes back: common_type, common_pid from the current thread,
+// common_flags and common_preempt_count from Context or Flags and
+// Preempt; filters on those two are refused, see CheckSourceFilter).
 type TracepointHist struct {
 	// Size is how many bytes of the record are copied: its fixed fields
 	// and room for its dynamic data.
@@ -62,6 +63,10 @@ type TracepointHist struct {
 	// (0 elsewhere): the synthetic events the histograms generate take
 	// theirs from them.
 	Flags, Preempt uint8
+	// Context, when set, has the record's flags and preempt count read
+	// from the CPU's preempt count, Flags' irqs-off bit standing where
+	// the interrupt flag is not found (CPUContext.IrqState).
+	Context *CPUContext
 }
 
 // CompileTracepointHist returns the program of p.
@@ -96,9 +101,12 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
 	)
-	if p.IgnoreTgid != 0 && !e.p.lateIgnore() {
+	if p.IgnoreTgid != 0 && !e.p.lateIgnore() && (p.Context == nil || !p.CountOwnHits) {
 		// ktrace's own hits end here (when they count in histograms and
-		// triggers, only their record is dropped, in staticTail).
+		// triggers, only their record is dropped, in staticTail; with
+		// Context, the events about other tasks, which ktrace's own
+		// thread may be interrupted by, keep their records in interrupts,
+		// also in staticTail).
 		keep := e.newLabel()
 		e.emit(
 			asm.RSh.Imm(asm.R0, 32),
@@ -132,6 +140,11 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 	)
 	e.mark(copied)
 	e.recordCommon(p.Type, p.Flags, p.Preempt)
+	if p.Context != nil {
+		if err := e.cpuContext(p.Context); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.staticTail(p); err != nil {
 		return nil, err
 	}
@@ -183,7 +196,9 @@ func (e *emitter) staticTail(p *TracepointHist) error {
 				return err
 			}
 		}
-		if p.IgnoreTgid != 0 {
+		if p.IgnoreTgid != 0 && p.Context != nil {
+			e.ignoreTgidInTask(p.IgnoreTgid, post)
+		} else if p.IgnoreTgid != 0 {
 			e.ignoreTgid(p.IgnoreTgid, post)
 		}
 		e.emit(
@@ -281,5 +296,130 @@ func CompileMarkerHist(p *TracepointHist) (asm.Instructions, error) {
 	if err := e.staticTail(p); err != nil {
 		return nil, err
 	}
+	return e.program(), nil
+}
+
+// StaticCopy describes the program that traces a static event with no
+// filter or trigger of its own: a BPF tracepoint program, shared by the
+// events whose records fit Size bytes, that copies the record the perf
+// path gives it into Ring after a SynthHeader-format header (time, CPU,
+// bpf_probe_read_kernel's result, comm, the attach cookie, the pid).
+type StaticCopy struct {
+	Ring asm.FDer
+	// TracingOn, when set, is tracing_on (one u32): 0 records nothing.
+	TracingOn asm.FDer
+	Size      int
+	// IgnoreTgid is a process whose hits are not traced (the tracer).
+	IgnoreTgid uint32
+	// Flags is the record's common_flags where the program does not
+	// read them (its irqs-off bit where Context finds no interrupt
+	// flag).
+	Flags uint8
+	// Context, when set, has the record's flags and preempt count read
+	// from the CPU's preempt count, as the kernel's record of the event
+	// has them; otherwise they are left as the perf path left them.
+	Context *CPUContext
+	Arch    *kernel.Arch
+}
+
+// CompileStaticCopy returns the program of p.
+func CompileStaticCopy(p *StaticCopy) (asm.Instructions, error) {
+	if p.Size <= 0 || p.Size > maxSourceSize {
+		return nil, fmt.Errorf("fetchargs: compile: a record of %d bytes", p.Size)
+	}
+	e := &emitter{p: &ProbeProgram{Arch: p.Arch}, reserve: true}
+	out := e.newLabel()
+	e.emit(
+		asm.Mov.Reg(rCtx, asm.R1),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.StoreMem(asm.R10, stkPidTgid, asm.R0, asm.DWord),
+	)
+	if p.IgnoreTgid != 0 && p.Context == nil {
+		// The tracer's own events: its reading of the ring would
+		// otherwise feed the ring. (With Context, only those in task
+		// context, once the record tells, below.)
+		e.emit(
+			asm.RSh.Imm(asm.R0, 32),
+			asm.JEq.Imm(asm.R0, int32(p.IgnoreTgid), out),
+		)
+	}
+	if p.TracingOn != nil {
+		// tracing_on 0: no record.
+		reserve := e.newLabel()
+		e.emit(asm.StoreImm(asm.R10, stkKey, 0, asm.Word))
+		if err := e.lookup(p.TracingOn, stkKey); err != nil {
+			return nil, err
+		}
+		e.emit(
+			asm.JEq.Imm(asm.R0, 0, reserve),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 0, out),
+		)
+		e.mark(reserve)
+	}
+	if err := e.mapPtr(asm.R1, p.Ring); err != nil {
+		return nil, err
+	}
+	e.emit(
+		asm.Mov.Imm(asm.R2, int32(SynthHeader+p.Size)),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, out),
+		asm.Mov.Reg(rBuf, asm.R0),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(rBuf, 0, asm.R0, asm.DWord),
+		asm.FnGetSmpProcessorId.Call(),
+		asm.StoreMem(rBuf, 8, asm.R0, asm.Word),
+		asm.StoreMem(asm.R10, stkCPU, asm.R0, asm.Word),
+		asm.LoadMem(asm.R1, asm.R10, stkPidTgid, asm.DWord),
+		asm.StoreMem(rBuf, 36, asm.R1, asm.Word),
+		asm.Mov.Reg(asm.R1, rCtx),
+		asm.FnGetAttachCookie.Call(),
+		asm.StoreMem(rBuf, 32, asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, 16),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.FnGetCurrentComm.Call(),
+		asm.Mov.Reg(asm.R1, rBuf),
+		asm.Add.Imm(asm.R1, SynthHeader),
+		asm.Mov.Imm(asm.R2, int32(p.Size)),
+		asm.Mov.Reg(asm.R3, rCtx),
+		asm.FnProbeReadKernel.Call(),
+		asm.StoreMem(rBuf, 12, asm.R0, asm.Word),
+	)
+	if p.Context != nil {
+		e.emit(asm.StoreImm(rBuf, recOff(2), int64(p.Flags), asm.Half))
+		if err := e.cpuContext(p.Context); err != nil {
+			return nil, err
+		}
+		if p.IgnoreTgid != 0 {
+			// The tracer's own hits in task context are dropped; in an
+			// interrupt that came upon its thread they are not its
+			// doing, and the kernel records them.
+			discard := e.newLabel()
+			e.ignoreTgidInTask(p.IgnoreTgid, discard)
+			submit := e.newLabel()
+			e.emit(asm.Ja.Label(submit))
+			e.mark(discard)
+			e.emit(
+				asm.Mov.Reg(asm.R1, rBuf),
+				asm.Mov.Imm(asm.R2, bpfRbNoWakeup),
+				asm.FnRingbufDiscard.Call(),
+				asm.Ja.Label(out),
+			)
+			e.mark(submit)
+		}
+	}
+	e.emit(
+		asm.Mov.Reg(asm.R1, rBuf),
+		// No wake-up: the reader polls. Waking it for each record
+		// would make it trace itself into a loop when every event is
+		// enabled: each wake-up schedules, which fires scheduler and
+		// timer events, which wake it again.
+		asm.Mov.Imm(asm.R2, bpfRbNoWakeup),
+		asm.FnRingbufSubmit.Call(),
+	)
+	e.mark(out)
+	e.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	return e.program(), nil
 }

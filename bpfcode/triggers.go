@@ -366,6 +366,31 @@ func (e *emitter) ignoreTgid(tgid uint32, skip string) {
 	)
 }
 
+// ownInTask reports whether the program tells ktrace's own hits in task
+// context from those in interrupts that came upon its threads, which are
+// not its doing and which the kernel records: where it reads the
+// record's context from the CPU (Context; not event probes or uprobes).
+func (p *ProbeProgram) ownInTask() bool {
+	return p.IgnoreTgid != 0 && p.Context != nil && !p.EventRecord && !p.User
+}
+
+// ignoreTgidInTask is ignoreTgid for a hit in task context only: a hit
+// in a hardirq, a softirq or an NMI that interrupted tgid is not tgid's
+// doing, and the kernel records it (the record's flags at recOff(2), as
+// cpuContext wrote them, tell).
+func (e *emitter) ignoreTgidInTask(tgid uint32, skip string) {
+	keep := e.newLabel()
+	e.emit(
+		asm.LoadMem(asm.R1, asm.R10, stkPidTgid, asm.DWord),
+		asm.RSh.Imm(asm.R1, 32),
+		asm.JNE.Imm(asm.R1, int32(tgid), keep),
+		asm.LoadMem(asm.R1, rBuf, recOff(2), asm.Byte),
+		asm.And.Imm(asm.R1, traceFlagHardirq|traceFlagSoftirq|traceFlagNMI),
+		asm.JEq.Imm(asm.R1, 0, skip),
+	)
+	e.mark(keep)
+}
+
 // stackRecord writes the task's kernel stack to the trigger's ring
 // (StackRecordSize): the kernel's __trace_stack. The stack is the task's
 // as it is now, the tracing code's frames on top (the reader shows the

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/ktrace-dev/ktrace/bpfcode"
@@ -412,5 +413,65 @@ func TestEprobeOnDynamicEventVerifier(t *testing.T) {
 	// program too.
 	if n, e, err := loadAll(m, []*events.Event{byName["d"]}); err != nil || n != 1 || e != 1 {
 		t.Errorf("ep/d: %d programs and %d entry programs loaded: %v", n, e, err)
+	}
+}
+
+// TestStaticContextVerifier loads into this host's kernel the programs
+// that give static events' records their context, on each pinned
+// kernel's model: the kprobe that takes the interrupt flag at
+// perf_trace_run_bpf_submit, and the static events' tracepoint programs
+// (the plain copy and the one with histograms) reading the CPU's preempt
+// count and that flag, with and without tracing_gen_ctx_dec's decrement.
+// Nothing is attached.
+func TestStaticContextVerifier(t *testing.T) {
+	requireHostBPF(t)
+	for _, name := range []string{"6.1", "6.12"} {
+		t.Run(name, func(t *testing.T) {
+			m := vmtest.Model(t, name)
+			pc, err := m.PreemptCount()
+			if err != nil {
+				t.Fatal(err)
+			}
+			newMap := func(spec *ebpf.MapSpec) *ebpf.Map {
+				t.Helper()
+				mp, err := ebpf.NewMap(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { mp.Close() })
+				return mp
+			}
+			ring := newMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 1 << 16})
+			tracing := newMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+			slots := newMap(&ebpf.MapSpec{Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.IrqStateValueSize, MaxEntries: bpfcode.IrqStateSlots})
+			load := func(what string, typ ebpf.ProgramType, ins asm.Instructions, err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				p, err := ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{Name: "ktrace_test", Type: typ, License: "GPL", Instructions: ins}, ebpf.ProgramOptions{LogSizeStart: 1 << 20})
+				if err != nil {
+					t.Fatalf("%s: the verifier refused it: %v", what, err)
+				}
+				p.Close()
+			}
+			ins, err := bpfcode.IrqStateProgram(m.Arch(), slots)
+			load("interrupt flag kprobe", ebpf.Kprobe, ins, err)
+			for _, dec := range []bool{false, true} {
+				c := &bpfcode.CPUContext{PerCPUOffsets: pc.PerCPUOffsets, Offset: pc.Offset, Dec: dec, IrqState: slots}
+				ins, err := bpfcode.CompileStaticCopy(&bpfcode.StaticCopy{Ring: ring, TracingOn: tracing, Size: 64, IgnoreTgid: 1, Flags: 1, Context: c, Arch: m.Arch()})
+				load(fmt.Sprintf("static copy (dec %v)", dec), ebpf.TracePoint, ins, err)
+				scratch := newMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: uint32(bpfcode.HistScratch(64)), MaxEntries: 64})
+				sw := newMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+				ins, err = bpfcode.CompileTracepointHist(&bpfcode.TracepointHist{Size: 64, Type: 300, IgnoreTgid: 1, Scratch: scratch, ScratchSize: bpfcode.HistScratch(64),
+					TracingOn: tracing, Ring: ring, Switch: sw, Num: 1, Context: c})
+				load(fmt.Sprintf("static event with triggers (dec %v)", dec), ebpf.TracePoint, ins, err)
+			}
+			// Without the interrupt flag's map, and without a context.
+			ins, err = bpfcode.CompileStaticCopy(&bpfcode.StaticCopy{Ring: ring, Size: 64, IgnoreTgid: 1, Context: &bpfcode.CPUContext{PerCPUOffsets: pc.PerCPUOffsets, Offset: pc.Offset}, Arch: m.Arch()})
+			load("static copy without the interrupt flag", ebpf.TracePoint, ins, err)
+			ins, err = bpfcode.CompileStaticCopy(&bpfcode.StaticCopy{Ring: ring, Size: 64, IgnoreTgid: 1, Arch: m.Arch()})
+			load("static copy without context", ebpf.TracePoint, ins, err)
+		})
 	}
 }

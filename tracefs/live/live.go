@@ -455,7 +455,11 @@ func (b *Backend) pump(sess *tracer.Session, stop <-chan struct{}, done chan<- s
 		Record: func(r *tracer.Record) bool {
 			b.progress.Add(1)
 			if b.IgnorePID != 0 && r.Tgid() == b.IgnorePID {
-				return true
+				// The server's own work; an interrupt that came upon
+				// one of its threads is not, and the kernel records it.
+				if flags, _ := r.Flags(); !inInterrupt(flags) {
+					return true
+				}
 			}
 			buf = dec.AppendContextRest(buf[:0], r)
 			buf = dec.AppendBody(buf, r)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"github.com/ktrace-dev/ktrace/tracer"
 	"golang.org/x/sys/unix"
@@ -42,8 +41,10 @@ import (
 // The record's common fields are not the kernel's there: the perf path
 // that runs the program has put its pt_regs pointer over them (and fills
 // them in only after). ktrace writes common_type and common_pid back from
-// the header; common_flags and common_preempt_count it does not know, and
-// the flags column shows '.' for them.
+// the header; common_flags and common_preempt_count the program writes
+// from the CPU's preempt count and the interrupt flag where the model
+// tells where the count is (staticTracer.context), else they are the
+// ones events.TracepointContext knows.
 const staticHeader = 40
 
 // staticDynamic is the room a record gets beyond its fixed fields for its
@@ -82,8 +83,18 @@ type staticTracer struct {
 	byName  map[string]*staticEvent
 	next    uint32
 	// progs are the programs by the record size they copy (a power of
-	// two): events share them, the attach cookie telling them apart.
-	progs map[int]*ebpf.Program
+	// two) and the context they record: events share them, the attach
+	// cookie telling them apart.
+	progs map[staticKind]*ebpf.Program
+	// context is where the programs read the CPU's preempt count (nil:
+	// they do not, see staticHeader); irqState the interrupt flags the
+	// kprobe irqLink takes for them (bpfcode.IrqStateProgram), nil when
+	// it could not be attached.
+	context  *kernel.PreemptCount
+	arch     *kernel.Arch
+	irqState *ebpf.Map
+	irqProg  *ebpf.Program
+	irqLink  link.Link
 	// closing counts links being closed in the background.
 	closing sync.WaitGroup
 	done    chan struct{}
@@ -178,7 +189,8 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 	if err != nil {
 		return b.staticFail(se, err)
 	}
-	prog, err := st.program(recordSize(ev))
+	kind := st.kind(se.System, se.Name, recordSize(ev))
+	prog, err := st.program(kind)
 	if err != nil {
 		return b.staticFail(se, err)
 	}
@@ -196,7 +208,7 @@ func (b *Backend) staticPlain(se tracefs.StaticEvent, on bool) error {
 		l, err = link.Tracepoint(se.System, se.Name, prog, &link.TracepointOptions{Cookie: uint64(s.num)})
 		if linkExists(err) {
 			var own *ebpf.Program
-			if own, err = staticProgram(st.ring, st.tracing, roundSize(recordSize(ev)), os.Getpid()); err == nil {
+			if own, err = st.load(kind); err == nil {
 				if l, err = link.Tracepoint(se.System, se.Name, own, &link.TracepointOptions{Cookie: uint64(s.num)}); err != nil {
 					own.Close()
 					err = fmt.Errorf("a program of its own, the shared one still attached: %w", err)
@@ -233,21 +245,79 @@ func linkExists(err error) bool {
 	return err != nil && (errors.Is(err, os.ErrExist) || strings.HasSuffix(err.Error(), ": "+syscall.EEXIST.Error()))
 }
 
-// program returns the program copying size bytes (rounded up to a power
-// of two), loading it at first use.
-func (st *staticTracer) program(size int) (*ebpf.Program, error) {
-	n := roundSize(size)
+// staticKind tells the static events' programs apart: the record size
+// they copy (a power of two), whether they take one from the preempt
+// depth as tracing_gen_ctx_dec does (all events but the system calls'),
+// and the flags they record where they find no interrupt flag.
+type staticKind struct {
+	size  int
+	dec   bool
+	flags uint8
+}
+
+// kind is the program kind of static event sys:name, whose record takes
+// size bytes.
+func (st *staticTracer) kind(sys, name string, size int) staticKind {
+	k := staticKind{size: roundSize(size)}
+	if st.context != nil {
+		// ftrace_syscall_enter and _exit take the context with
+		// tracing_gen_ctx, other events with tracing_gen_ctx_dec,
+		// which discounts the tracepoint's own preempt_disable.
+		k.dec = sys != "syscalls"
+		k.flags, _ = events.TracepointContext(sys, name)
+	}
+	return k
+}
+
+// program returns the program of kind k, loading it at first use.
+func (st *staticTracer) program(k staticKind) (*ebpf.Program, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if p := st.progs[n]; p != nil {
+	if p := st.progs[k]; p != nil {
 		return p, nil
 	}
-	p, err := staticProgram(st.ring, st.tracing, n, os.Getpid())
+	p, err := st.load(k)
 	if err != nil {
 		return nil, err
 	}
-	st.progs[n] = p
+	st.progs[k] = p
 	return p, nil
+}
+
+// load loads a program of kind k.
+func (st *staticTracer) load(k staticKind) (*ebpf.Program, error) {
+	p := &bpfcode.StaticCopy{Ring: st.ring, Size: k.size, IgnoreTgid: uint32(os.Getpid()), Flags: k.flags, Arch: st.arch}
+	if st.tracing != nil {
+		p.TracingOn = st.tracing
+	}
+	p.Context = st.cpuContext(k.dec)
+	ins, err := bpfcode.CompileStaticCopy(p)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name:         "ktrace_tp",
+		Type:         ebpf.TracePoint,
+		License:      "GPL",
+		Instructions: ins,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading the tracepoint program: %w", err)
+	}
+	return prog, nil
+}
+
+// cpuContext is how a static event's program reads its context (nil:
+// it does not).
+func (st *staticTracer) cpuContext(dec bool) *bpfcode.CPUContext {
+	if st.context == nil {
+		return nil
+	}
+	c := &bpfcode.CPUContext{PerCPUOffsets: st.context.PerCPUOffsets, Offset: st.context.Offset, Dec: dec}
+	if st.irqState != nil {
+		c.IrqState = st.irqState
+	}
+	return c
 }
 
 func (b *Backend) staticFail(se tracefs.StaticEvent, err error) error {
@@ -295,83 +365,11 @@ func (b *Backend) staticTracer() (*staticTracer, error) {
 		ring.Close()
 		return nil, err
 	}
-	st := &staticTracer{ring: ring, rd: rd, tracing: tracing, byNum: map[uint32]*staticEvent{}, progs: map[int]*ebpf.Program{}, byName: map[string]*staticEvent{}, done: make(chan struct{})}
+	st := &staticTracer{ring: ring, rd: rd, tracing: tracing, byNum: map[uint32]*staticEvent{}, progs: map[staticKind]*ebpf.Program{}, byName: map[string]*staticEvent{}, done: make(chan struct{})}
+	b.staticContext(st)
 	b.static = st
 	go b.staticPump(st)
 	return st, nil
-}
-
-// staticProgram copies size bytes of the record after the header.
-// The header carries the attach cookie; records of the process self are
-// dropped.
-func staticProgram(ring, tracing *ebpf.Map, size int, self int) (*ebpf.Program, error) {
-	insns := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
-		// ktrace's own events are dropped here: its reading of the ring
-		// would otherwise feed the ring.
-		asm.FnGetCurrentPidTgid.Call(),
-		asm.Mov.Reg(asm.R8, asm.R0),
-		asm.RSh.Imm(asm.R0, 32),
-		asm.JEq.Imm(asm.R0, int32(self), "out"),
-	}
-	if tracing != nil {
-		// tracing_on 0: no record.
-		insns = append(insns,
-			asm.StoreImm(asm.R10, -8, 0, asm.Word),
-			asm.LoadMapPtr(asm.R1, tracing.FD()),
-			asm.Mov.Reg(asm.R2, asm.R10),
-			asm.Add.Imm(asm.R2, -8),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "reserve"),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-			asm.JEq.Imm(asm.R1, 0, "out"),
-		)
-	}
-	insns = append(insns,
-		asm.LoadMapPtr(asm.R1, ring.FD()).WithSymbol("reserve"),
-		asm.Mov.Imm(asm.R2, int32(staticHeader+size)),
-		asm.Mov.Imm(asm.R3, 0),
-		asm.FnRingbufReserve.Call(),
-		asm.JEq.Imm(asm.R0, 0, "out"),
-		asm.Mov.Reg(asm.R7, asm.R0),
-		asm.FnKtimeGetNs.Call(),
-		asm.StoreMem(asm.R7, 0, asm.R0, asm.DWord),
-		asm.FnGetSmpProcessorId.Call(),
-		asm.StoreMem(asm.R7, 8, asm.R0, asm.Word),
-		asm.StoreMem(asm.R7, 36, asm.R8, asm.Word),
-		asm.Mov.Reg(asm.R1, asm.R6),
-		asm.FnGetAttachCookie.Call(),
-		asm.StoreMem(asm.R7, 32, asm.R0, asm.Word),
-		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Add.Imm(asm.R1, 16),
-		asm.Mov.Imm(asm.R2, 16),
-		asm.FnGetCurrentComm.Call(),
-		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Add.Imm(asm.R1, staticHeader),
-		asm.Mov.Imm(asm.R2, int32(size)),
-		asm.Mov.Reg(asm.R3, asm.R6),
-		asm.FnProbeReadKernel.Call(),
-		asm.StoreMem(asm.R7, 12, asm.R0, asm.Word),
-		asm.Mov.Reg(asm.R1, asm.R7),
-		// BPF_RB_NO_WAKEUP: the reader polls (staticPoll). Waking it
-		// for each record would make it trace itself into a loop when
-		// every event is enabled: each wakeup schedules, which fires
-		// scheduler and timer events, which wake it again.
-		asm.Mov.Imm(asm.R2, 1),
-		asm.FnRingbufSubmit.Call(),
-		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
-		asm.Return(),
-	)
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name:         "ktrace_tp",
-		Type:         ebpf.TracePoint,
-		License:      "GPL",
-		Instructions: insns,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("loading the tracepoint program: %w", err)
-	}
-	return prog, nil
 }
 
 // staticPoll is how often the reader looks at the static events' ring.
@@ -462,7 +460,9 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 		return line
 	}
 	r := raw[staticHeader:]
-	if b.IgnorePID != 0 && pid == b.IgnorePID {
+	if b.IgnorePID != 0 && pid == b.IgnorePID && !(st.context != nil && inInterrupt(r[2])) {
+		// The server's own work; an interrupt that came upon one of
+		// its threads is not, and the kernel records it.
 		return line
 	}
 	st.mu.Lock()
@@ -479,7 +479,9 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 	if se.synth == nil {
 		// A synthetic record's come from the program that generated
 		// it (bpfcode's synthAction).
-		r[2], r[3] = events.TracepointContext(se.ev.System, se.ev.Name)
+		if st.context == nil {
+			r[2], r[3] = events.TracepointContext(se.ev.System, se.ev.Name)
+		}
 	}
 	binary.LittleEndian.PutUint32(r[4:], pid)
 	line = appendStaticContextFlags(line[:0], cpu, ts, r[2], r[3])
@@ -560,22 +562,29 @@ func (b *Backend) closeStatic() {
 	for _, p := range st.progs {
 		p.Close()
 	}
+	if st.irqLink != nil {
+		st.irqLink.Close()
+	}
+	if st.irqProg != nil {
+		st.irqProg.Close()
+	}
+	if st.irqState != nil {
+		st.irqState.Close()
+	}
 	st.rd.Close()
 	<-st.done
 	st.ring.Close()
 }
 
-// appendStaticContext appends " [CPU] ..... SECS.USECS: ": the latency
-// flags (irqs-off, need-resched, irq context, preempt depth) come from
-// the record's common fields, which the program does not see
-// (staticHeader), so they show as '.'.
+// appendStaticContext appends " [CPU] ..... SECS.USECS: ", for records
+// with no context of their own.
 func appendStaticContext(b []byte, cpu uint32, ts uint64) []byte {
 	return appendStaticContextFlags(b, cpu, ts, 0, 0)
 }
 
 // appendStaticContextFlags is appendStaticContext with the record's
-// common_flags and common_preempt_count, where ktrace knows them
-// (events.TracepointContext, synthetic records): trace_print_lat_fmt's irqs-off,
+// common_flags and common_preempt_count (the program's, or what
+// events.TracepointContext knows): trace_print_lat_fmt's irqs-off,
 // need-resched, hard/soft irq, preempt depth and migrate-disable
 // columns.
 func appendStaticContextFlags(b []byte, cpu uint32, ts uint64, flags, preempt uint8) []byte {
@@ -654,4 +663,59 @@ func roundSize(size int) int {
 		n <<= 1
 	}
 	return n
+}
+
+// staticContext sets up where st's programs read their records' context:
+// the CPU's preempt count, found through the model, and the interrupt
+// flag, which a kprobe on bpfcode.IrqStateFunction takes for them. What
+// cannot be set up is said once on stderr: the records then show the
+// context events.TracepointContext knows.
+func (b *Backend) staticContext(st *staticTracer) {
+	if b.model == nil {
+		return
+	}
+	c, err := b.model.PreemptCount()
+	if err != nil {
+		if b.warn != nil {
+			fmt.Fprintf(b.warn, "ktrace: static events: the flags column shows only what is known of each event: %v\n", err)
+		}
+		return
+	}
+	st.context, st.arch = &c, b.model.Arch()
+	if err := st.attachIrqState(); err != nil && b.warn != nil {
+		fmt.Fprintf(b.warn, "ktrace: static events: the irqs-off column shows only what is known of each event: %v\n", err)
+	}
+}
+
+// attachIrqState loads and attaches the kprobe that takes the interrupt
+// flag for the static events' programs.
+func (st *staticTracer) attachIrqState() error {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_irqs", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.IrqStateValueSize, MaxEntries: bpfcode.IrqStateSlots})
+	if err != nil {
+		return fmt.Errorf("creating map ktrace_irqs: %w", err)
+	}
+	ins, err := bpfcode.IrqStateProgram(st.arch, m)
+	if err != nil {
+		m.Close()
+		return err
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ktrace_irqs", Type: ebpf.Kprobe, License: "GPL", Instructions: ins})
+	if err != nil {
+		m.Close()
+		return fmt.Errorf("loading the interrupt flag's program: %w", err)
+	}
+	l, err := link.Kprobe(bpfcode.IrqStateFunction, prog, nil)
+	if err != nil {
+		prog.Close()
+		m.Close()
+		return fmt.Errorf("attaching the interrupt flag's program to %s: %w", bpfcode.IrqStateFunction, err)
+	}
+	st.irqState, st.irqProg, st.irqLink = m, prog, l
+	return nil
+}
+
+// inInterrupt reports whether a record's common_flags say it was taken in
+// a hardirq, a softirq or an NMI (TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI).
+func inInterrupt(flags byte) bool {
+	return flags&(0x08|0x10|0x40) != 0
 }

@@ -201,6 +201,8 @@ func (b *Backend) attachStaticHists(se *tracefs.StaticEvent, key evID) error {
 		b.hists.static[key] = sh
 		return nil
 	}
+	// Its records' context as the plain program's (staticTracer.kind).
+	p.Context = st.cpuContext(se.System != "syscalls")
 	ins, err := bpfcode.CompileTracepointHist(p)
 	if err != nil {
 		return fail(err)
