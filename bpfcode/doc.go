@@ -14,9 +14,11 @@
 //     below TASK_SIZE reads user memory, as the kernel's probe_mem_read and
 //     fetch_store_string do on architectures with separate address spaces.
 //   - common_flags carries TRACE_FLAG_IRQS_OFF (0x01) when the probed
-//     context ran with interrupts disabled (EFLAGS.IF clear in pt_regs);
-//     the other flag bits and common_preempt_count are 0: eBPF cannot see
-//     the kernel's preempt count.
+//     context ran with interrupts disabled (EFLAGS.IF clear in pt_regs;
+//     for a static event, taken by a kprobe where the perf path hands its
+//     record to BPF); with a CPUContext the other flag bits and
+//     common_preempt_count come from the CPU's preempt count, as
+//     tracing_gen_ctx computes them (context.go).
 //   - A ring buffer that is full counts a miss for the probe; every run
 //     counts a hit.
 //

@@ -16,7 +16,8 @@ import (
 // path has put its pt_regs pointer over the common fields, which the
 // program writes back: common_type, common_pid from the current thread,
 // common_flags and common_preempt_count from Context or Flags and
-// Preempt; filters on those two are refused, see CheckSourceFilter).
+// Preempt; without Context, filters on those two are refused, see
+// CheckSourceFilter).
 type TracepointHist struct {
 	// Size is how many bytes of the record are copied: its fixed fields
 	// and room for its dynamic data.
@@ -74,9 +75,15 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 	if p.Size <= 0 || p.Size > maxSourceSize {
 		return nil, fmt.Errorf("fetchargs: compile: a record of %d bytes", p.Size)
 	}
+	// Without Context the record's flags and preempt count are not the
+	// kernel's: filters on them are refused.
+	check := CheckSourceFilter
+	if p.Context != nil {
+		check = CheckFilter
+	}
 	for _, h := range p.Hists {
 		if h.Filter != nil {
-			if err := CheckSourceFilter(h.Filter); err != nil {
+			if err := check(h.Filter); err != nil {
 				return nil, err
 			}
 		}
@@ -92,7 +99,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		return nil, fmt.Errorf("fetchargs: compile: a traced static event without its switch")
 	}
 	if p.Filter != nil {
-		if err := CheckSourceFilter(p.Filter); err != nil {
+		if err := check(p.Filter); err != nil {
 			return nil, err
 		}
 	}
