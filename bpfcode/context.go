@@ -22,6 +22,10 @@ type CPUContext struct {
 	// the preempt_disable of the path that called it, which the
 	// program's path shares. A tracepoint probe's record does not.
 	Dec bool
+	// Inc adds one to the depth: an event probe's record on a system
+	// call's event, which is one deeper than the syscall's own record
+	// (taken without the decrement).
+	Inc bool
 	// IrqState, for a static event's program (which has no registers to
 	// read the interrupt flag from), is the map IrqStateProgram fills:
 	// the record's irqs-off bit is the one taken where the perf path
@@ -225,6 +229,9 @@ func (e *emitter) cpuContext(c *CPUContext) error {
 	)
 	if c.Dec {
 		e.emit(asm.Sub.Imm32(asm.R2, 1))
+	}
+	if c.Inc {
+		e.emit(asm.Add.Imm32(asm.R2, 1))
 	}
 	e.emit(
 		asm.StoreMem(rBuf, recOff(3), asm.R2, asm.Byte),

@@ -37,6 +37,11 @@ type Maps struct {
 	// gives programs shared by several probes (ProbeProgram.Cookie) each
 	// probe's event ID and IP. It may be nil when no program is shared.
 	Probes asm.FDer
+	// IrqState is IrqStateProgram's map, which event probes on static
+	// events with a Context take their records' irqs-off bit from
+	// (CPUContext.IrqState). It may be nil: the bit is then the one
+	// Flags gives, set in hardirqs and NMIs.
+	IrqState asm.FDer
 }
 
 // ProbeInfo is a value of the Probes map: what a shared program cannot
@@ -135,7 +140,9 @@ type ProbeProgram struct {
 	PreemptCount uint8
 	// Context, when set, has the record's flags and preempt count read
 	// from the CPU's preempt count (CPUContext) rather than
-	// PreemptCount; not for event probes or uprobes.
+	// PreemptCount; not for uprobes. An event probe's (on a static
+	// event) takes its irqs-off bit from Maps.IrqState, Flags' where
+	// that has none.
 	Context *CPUContext
 	// Flags is an event probe's common_flags (EventRecord; other
 	// programs compute TRACE_FLAG_IRQS_OFF from the registers).
@@ -805,8 +812,13 @@ func (e *emitter) header() error {
 	if e.p.EventRecord && e.p.Flags != 0 {
 		e.emit(asm.StoreImm(rBuf, recOff(2), int64(e.p.Flags), asm.Byte))
 	}
-	if e.p.Context != nil && !e.p.EventRecord && !e.p.User {
-		if err := e.cpuContext(e.p.Context); err != nil {
+	if c := e.p.Context; c != nil && !e.p.User {
+		if e.p.EventRecord && c.IrqState == nil && e.maps.IrqState != nil {
+			cc := *c
+			cc.IrqState = e.maps.IrqState
+			c = &cc
+		}
+		if err := e.cpuContext(c); err != nil {
 			return err
 		}
 		if e.p.ownInTask() && !e.p.lateIgnore() {

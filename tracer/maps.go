@@ -14,6 +14,10 @@ type Maps struct {
 	Ring, Scratch, Counters, EntryDepth, EntryData, Probes *ebpf.Map
 	// Follow is the process tree of record --follow (nil without it).
 	Follow *ebpf.Map
+	// IrqState is the interrupt flags taken for event probes on static
+	// events (bpfcode.IrqStateProgram; nil until one is attached, or
+	// when its kprobe could not be).
+	IrqState *ebpf.Map
 }
 
 // The default ring buffer holds a burst of BurstEvents of the recording's
@@ -124,6 +128,9 @@ func (m *Maps) Compiler() *bpfcode.Maps {
 	if m.EntryDepth != nil {
 		fm.EntryDepth, fm.EntryData = m.EntryDepth, m.EntryData
 	}
+	if m.IrqState != nil {
+		fm.IrqState = m.IrqState
+	}
 	return fm
 }
 
@@ -153,7 +160,7 @@ func (m *Maps) CPUCounts(i uint32) ([][2]uint64, error) {
 // Close releases every map.
 func (m *Maps) Close() error {
 	var errs []error
-	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData, m.Probes, m.Follow} {
+	for _, mp := range []*ebpf.Map{m.Ring, m.Scratch, m.Counters, m.EntryDepth, m.EntryData, m.Probes, m.Follow, m.IrqState} {
 		if mp != nil {
 			errs = append(errs, mp.Close())
 		}

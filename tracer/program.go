@@ -402,6 +402,15 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 			// whose records show "...1." themselves).
 			flags, preempt := events.TracepointContext(att.System, att.Name)
 			pp.Flags, pp.PreemptCount = flags, preempt+1
+			// Where the CPU's preempt count is found, the depth is
+			// read: the program runs one level deeper than the
+			// tracepoint's record (tracing_gen_ctx_dec), which is the
+			// event probe's, but for the syscall events, whose records
+			// keep that level; Flags is the irqs-off bit where
+			// Maps.IrqState has none.
+			if c, err := m.PreemptCount(); err == nil {
+				pp.Context = &bpfcode.CPUContext{PerCPUOffsets: c.PerCPUOffsets, Offset: c.Offset, Inc: att.System == "syscalls"}
+			}
 		}
 		if src := pr.Source; src != nil {
 			sp, err := pr.program(m, plan, src.Event.Kind, src.Probe, argsOf(src.Event, src.Probe), src.Layout)

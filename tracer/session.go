@@ -82,6 +82,56 @@ type Session struct {
 	groups []*Group
 	next   uint32 // the index of the next probe attached
 	reaper *Reaper
+	// irqLink attaches the program filling maps.IrqState; irqTried
+	// says it was tried (attachIrqState).
+	irqLink  link.Link
+	irqProg  *ebpf.Program
+	irqTried bool
+}
+
+// staticEventProbes reports whether plan has event probes on static
+// events, whose records take their irqs-off bit from Maps.IrqState.
+func staticEventProbes(plan *Plan) bool {
+	for _, p := range plan.Probes {
+		if att := p.Event.Attached; p.Event.Kind == events.Eprobe && att != nil && att.Event == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// attachIrqState makes maps.IrqState and attaches its kprobe
+// (bpfcode.IrqStateProgram) the first time an event probe on a static
+// event is attached. Where that cannot be done, the records' irqs-off bit
+// is the one the program infers (bpfcode.Maps.IrqState).
+func (s *Session) attachIrqState() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.irqTried || s.cfg.Model == nil {
+		return
+	}
+	s.irqTried = true
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_irqs", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.IrqStateValueSize, MaxEntries: bpfcode.IrqStateSlots})
+	if err != nil {
+		return
+	}
+	ins, err := bpfcode.IrqStateProgram(s.cfg.Model.Arch(), m)
+	if err != nil {
+		m.Close()
+		return
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ktrace_irqs", Type: ebpf.Kprobe, License: "GPL", Instructions: ins})
+	if err != nil {
+		m.Close()
+		return
+	}
+	l, err := link.Kprobe(bpfcode.IrqStateFunction, prog, nil)
+	if err != nil {
+		prog.Close()
+		m.Close()
+		return
+	}
+	s.maps.IrqState, s.irqProg, s.irqLink = m, prog, l
 }
 
 // Group is the probes one Open or Attach attached, with their programs and
@@ -294,6 +344,9 @@ func (pr *Probe) scratchNeed() int {
 // indices must follow the session's.
 func (s *Session) attachPlan(plan *Plan) (g *Group, err error) {
 	cfg := s.cfg
+	if staticEventProbes(plan) {
+		s.attachIrqState()
+	}
 	if err := plan.Compile(cfg.Model, s.maps.Compiler()); err != nil {
 		return nil, err
 	}
@@ -832,6 +885,10 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	for _, g := range groups {
 		errs = append(errs, g.close())
+	}
+	if s.irqLink != nil {
+		errs = append(errs, s.irqLink.Close(), s.irqProg.Close())
+		s.irqLink, s.irqProg = nil, nil
 	}
 	if s.maps != nil {
 		errs = append(errs, s.maps.Close())

@@ -252,6 +252,12 @@ func loadAll(m *kernel.Model, evs []*events.Event) (progs, entries int, err erro
 		return 0, 0, err
 	}
 	defer maps.Close()
+	if staticEventProbes(plan) {
+		// As a session gives them (attachIrqState), unattached.
+		if maps.IrqState, err = ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.IrqStateValueSize, MaxEntries: bpfcode.IrqStateSlots}); err != nil {
+			return 0, 0, err
+		}
+	}
 	if err := plan.Compile(m, maps.Compiler()); err != nil {
 		return 0, 0, err
 	}
