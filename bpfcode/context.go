@@ -99,7 +99,7 @@ func IrqStateProgram(arch *kernel.Arch, slots asm.FDer) (asm.Instructions, error
 // irqStateFlag sets the record's irqs-off bit from the IrqState entry
 // of the record the program was given (rCtx), when there is one, and
 // empties that entry: an entry serves the one record it was taken for.
-func (e *emitter) irqStateFlag(slots asm.FDer) error {
+func (e *emitter) irqStateFlag(slots asm.FDer, off int16) error {
 	found := e.newLabel()
 	for i := 0; i < IrqStateSlots; i++ {
 		next := e.newLabel()
@@ -113,7 +113,7 @@ func (e *emitter) irqStateFlag(slots asm.FDer) error {
 			asm.JNE.Reg(asm.R1, rCtx, next),
 			zeroDWord(asm.R0, 0),
 			asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
-			asm.StoreMem(rBuf, recOff(2), asm.R1, asm.Byte),
+			asm.StoreMem(rBuf, off, asm.R1, asm.Byte),
 			asm.Ja.Label(found),
 		)
 		e.mark(next)
@@ -154,8 +154,25 @@ const (
 // Dec's subtraction borrows from the flags when the depth is 0, as the
 // kernel's does. A count or flag that cannot be read reads as 0.
 func (e *emitter) cpuContext(c *CPUContext) error {
+	return e.cpuContextAt(c, recOff(2))
+}
+
+// ContextAt returns cpuContext's instructions for a program written by
+// hand: the record at R7 has its flags byte (irqs-off bit set) at off and
+// gets its preempt count at off+1; the CPU's number is at R10-80, R6 the
+// program's context; R8 and R10-8 are used.
+func ContextAt(c *CPUContext, arch *kernel.Arch, off int16) (asm.Instructions, error) {
+	e := &emitter{p: &ProbeProgram{Arch: arch}, prefix: "ctx"}
+	if err := e.cpuContextAt(c, off); err != nil {
+		return nil, err
+	}
+	return e.ins, nil
+}
+
+// cpuContextAt is cpuContext for the flags byte at off from rBuf.
+func (e *emitter) cpuContextAt(c *CPUContext, off int16) error {
 	if c.IrqState != nil {
-		if err := e.irqStateFlag(c.IrqState); err != nil {
+		if err := e.irqStateFlag(c.IrqState, off); err != nil {
 			return err
 		}
 	}
@@ -171,9 +188,9 @@ func (e *emitter) cpuContext(c *CPUContext) error {
 		asm.RSh.Imm(rVal, tifNeedResched),
 		asm.And.Imm(rVal, 1),
 		asm.JEq.Imm(rVal, 0, noResched),
-		asm.LoadMem(asm.R1, rBuf, recOff(2), asm.Byte),
+		asm.LoadMem(asm.R1, rBuf, off, asm.Byte),
 		asm.Or.Imm(asm.R1, traceFlagNeedResched),
-		asm.StoreMem(rBuf, recOff(2), asm.R1, asm.Byte),
+		asm.StoreMem(rBuf, off, asm.R1, asm.Byte),
 	)
 	e.mark(noResched)
 	// This CPU's per-CPU base, then its preempt count (the low half of
@@ -188,7 +205,7 @@ func (e *emitter) cpuContext(c *CPUContext) error {
 	e.emit(
 		// R3: the raw count, R2: the flags, R4 a test.
 		asm.Mov.Reg32(asm.R3, rVal),
-		asm.LoadMem(asm.R2, rBuf, recOff(2), asm.Byte),
+		asm.LoadMem(asm.R2, rBuf, off, asm.Byte),
 	)
 	bit := func(mask int32, flag int32) {
 		skip := e.newLabel()
@@ -234,9 +251,9 @@ func (e *emitter) cpuContext(c *CPUContext) error {
 		e.emit(asm.Add.Imm32(asm.R2, 1))
 	}
 	e.emit(
-		asm.StoreMem(rBuf, recOff(3), asm.R2, asm.Byte),
+		asm.StoreMem(rBuf, off+1, asm.R2, asm.Byte),
 		asm.RSh.Imm32(asm.R2, 16),
-		asm.StoreMem(rBuf, recOff(2), asm.R2, asm.Byte),
+		asm.StoreMem(rBuf, off, asm.R2, asm.Byte),
 	)
 	return nil
 }

@@ -43,8 +43,9 @@ const (
 )
 
 // funcRecord is the size of a function entry after the static header:
-// the function's address, the caller's return address and the
-// irqs-off flag.
+// the function's address, the caller's return address, and its
+// common_flags and common_preempt_count bytes (only the irqs-off bit
+// where the model does not tell where the CPU's preempt count is).
 const funcRecord = 24
 
 // funcKprobeMax is how many functions the tracer attaches one kprobe
@@ -478,6 +479,25 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 		asm.And.Imm(asm.R1, 1),
 		asm.Xor.Imm(asm.R1, 1),
 		asm.StoreMem(asm.R7, staticHeader+16, asm.R1, asm.DWord),
+	)
+	if c := st.cpuContext(true); c != nil {
+		// The rest of the context, as function_trace_call takes it
+		// (tracing_gen_ctx_dec, under the recursion lock's preempt
+		// disable, which the probe's path has too): the flags byte and
+		// the depth after it.
+		ctx, err := bpfcode.ContextAt(c, arch, staticHeader+16)
+		if err != nil {
+			return nil, err
+		}
+		insns = append(insns,
+			asm.StoreMem(asm.R10, -72, asm.R8, asm.DWord),
+			asm.LoadMem(asm.R1, asm.R7, 8, asm.Word),
+			asm.StoreMem(asm.R10, -80, asm.R1, asm.Word),
+		)
+		insns = append(insns, ctx...)
+		insns = append(insns, asm.LoadMem(asm.R8, asm.R10, -72, asm.DWord))
+	}
+	insns = append(insns,
 		asm.Mov.Reg(asm.R1, asm.R7),
 		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP: the reader polls
 		asm.FnRingbufSubmit.Call(),
@@ -565,7 +585,7 @@ func (b *Backend) funcEntry(line []byte, cpu uint32, ts uint64, pid int, comm st
 	b.fnLast[cpu] = &funcLast{ip: ip, parent: parent, ts: ts}
 	b.fnMu.Unlock()
 	if rep.count > 0 {
-		line = appendFuncContext(line[:0], cpu, ts, r[16] != 0)
+		line = appendFuncContext(line[:0], cpu, ts, r[16], r[17])
 		line = b.appendFuncName(line, rep.ip, rep.parent, o)
 		line = fmt.Appendf(line, " (repeats: %d, last_ts: %5d.%06d)", rep.count, rep.ts/1e9, rep.ts%1e9/1e3)
 		b.Record(ts, pid, comm, line)
@@ -593,8 +613,7 @@ func (b *Backend) funcOpts() funcTextOpts {
 func (b *Backend) funcEntryText(line []byte, cpu uint32, ts uint64, r []byte, o funcTextOpts) []byte {
 	ip := binary.LittleEndian.Uint64(r[0:])
 	parent := binary.LittleEndian.Uint64(r[8:])
-	irqsOff := r[16] != 0
-	line = appendFuncContext(line, cpu, ts, irqsOff)
+	line = appendFuncContext(line, cpu, ts, r[16], r[17])
 	return b.appendFuncName(line, ip, parent, o)
 }
 
@@ -648,13 +667,8 @@ func (b *Backend) appendIPSym(line []byte, ip uint64, o funcTextOpts) []byte {
 
 // appendFuncContext is the CPU, flags and time columns of a function
 // entry.
-func appendFuncContext(b []byte, cpu uint32, ts uint64, irqsOff bool) []byte {
-	flags := "....."
-	if irqsOff {
-		flags = "d...."
-	}
-	b = fmt.Appendf(b, " [%03d] %s ", cpu, flags)
-	return fmt.Appendf(b, "%5d.%06d: ", ts/1e9, ts%1e9/1e3)
+func appendFuncContext(b []byte, cpu uint32, ts uint64, flags, preempt uint8) []byte {
+	return appendStaticContextFlags(b, cpu, ts, flags, preempt)
 }
 
 // mapLookup looks up the map's element whose key is at slot on the
