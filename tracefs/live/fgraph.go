@@ -290,7 +290,7 @@ const (
 // them (base: the depth that call started at, plus one), and the other
 // calls are not counted at all.
 func graphInsns(st *staticTracer, g *graphTracer, pids, noPids *ebpf.Map, ret bool, addr uint64) asm.Instructions {
-	insns := tracedTask(pids, noPids)
+	insns := tracedTask(pids, noPids, true)
 	if addr != 0 {
 		insns = append(insns, asm.LoadImm(asm.R0, int64(addr), asm.DWord))
 	} else {

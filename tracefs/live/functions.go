@@ -449,7 +449,10 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 	if multi {
 		ipAdjust = -5 // the 5-byte call to the ftrace trampoline
 	}
-	insns := tracedTask(pids, noPids)
+	c := st.cpuContext(true)
+	// With the context read, ktrace's own calls are told from the
+	// interrupts that came upon its threads once the record has it.
+	insns := tracedTask(pids, noPids, c == nil)
 	if st.tracing != nil {
 		insns = append(insns, switchWord(st.tracing, "reserve")...)
 		insns = append(insns, asm.JEq.Imm(asm.R1, 0, "out"))
@@ -480,7 +483,7 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 		asm.Xor.Imm(asm.R1, 1),
 		asm.StoreMem(asm.R7, staticHeader+16, asm.R1, asm.DWord),
 	)
-	if c := st.cpuContext(true); c != nil {
+	if c != nil {
 		// The rest of the context, as function_trace_call takes it
 		// (tracing_gen_ctx_dec, under the recursion lock's preempt
 		// disable, which the probe's path has too): the flags byte and
@@ -495,7 +498,22 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 			asm.StoreMem(asm.R10, -80, asm.R1, asm.Word),
 		)
 		insns = append(insns, ctx...)
-		insns = append(insns, asm.LoadMem(asm.R8, asm.R10, -72, asm.DWord))
+		insns = append(insns,
+			asm.LoadMem(asm.R8, asm.R10, -72, asm.DWord),
+			// ktrace's own call in task context: no record (in a
+			// hardirq, a softirq or an NMI it is not ktrace's doing).
+			asm.Mov.Reg(asm.R1, asm.R8),
+			asm.RSh.Imm(asm.R1, 32),
+			asm.JNE.Imm(asm.R1, int32(os.Getpid()), "keep"),
+			asm.LoadMem(asm.R1, asm.R7, staticHeader+16, asm.Byte),
+			asm.And.Imm(asm.R1, 0x08|0x10|0x40),
+			asm.JNE.Imm(asm.R1, 0, "keep"),
+			asm.Mov.Reg(asm.R1, asm.R7),
+			asm.Mov.Imm(asm.R2, 0),
+			asm.FnRingbufDiscard.Call(),
+			asm.Ja.Label("out"),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol("keep"),
+		)
 	}
 	insns = append(insns,
 		asm.Mov.Reg(asm.R1, asm.R7),
@@ -514,17 +532,21 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 
 // tracedTask is the start of the function tracers' programs: the
 // context kept in r6, the task's pid_tgid in r8 and its pid at -8, and
-// to "out" unless the task is traced (not ktrace itself, in pids when
-// there are some, not in noPids).
-func tracedTask(pids, noPids *ebpf.Map) asm.Instructions {
+// to "out" unless the task is traced (not ktrace itself when notSelf,
+// in pids when there are some, not in noPids).
+func tracedTask(pids, noPids *ebpf.Map, notSelf bool) asm.Instructions {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.Mov.Reg(asm.R8, asm.R0),
-		asm.RSh.Imm(asm.R0, 32),
-		asm.JEq.Imm(asm.R0, int32(os.Getpid()), "out"),
-		asm.StoreMem(asm.R10, -8, asm.R8, asm.Word),
 	}
+	if notSelf {
+		insns = append(insns,
+			asm.RSh.Imm(asm.R0, 32),
+			asm.JEq.Imm(asm.R0, int32(os.Getpid()), "out"),
+		)
+	}
+	insns = append(insns, asm.StoreMem(asm.R10, -8, asm.R8, asm.Word))
 	if pids != nil {
 		insns = append(insns, mapLookup(pids, -8)...)
 		insns = append(insns, asm.JEq.Imm(asm.R0, 0, "out"))

@@ -437,7 +437,7 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 		return line
 	}
 	if num == funcNum {
-		if b.Record != nil && len(raw) >= staticHeader+funcRecord && !(b.IgnorePID != 0 && pid == b.IgnorePID) {
+		if b.Record != nil && len(raw) >= staticHeader+funcRecord && !(b.IgnorePID != 0 && pid == b.IgnorePID && !inInterrupt(raw[staticHeader+16])) {
 			return b.funcEntry(line, cpu, ts, int(pid), comm, raw[staticHeader:])
 		}
 		return line
