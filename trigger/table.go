@@ -22,24 +22,20 @@ type KeySlot struct {
 	Field *HistField
 	// Offset is the slot's place in the key; Size is how many bytes of
 	// the field's value (a u64, sign-extended from a signed field) the key
-	// holds: 8 when the key has one numeric field (the kernel then uses
-	// the u64 itself as the key), else the field's size. A string slot
-	// holds up to MaxStringLen-1 bytes and a NUL.
+	// holds: 8 for a numeric field, alone (the kernel then uses the u64
+	// itself as the key) or in a compound key (whose fields the kernel
+	// copies in their slot's size, rounded up to 8: all of the u64, so
+	// that an s8 of -1 prints as 18446744073709551615 there too). A
+	// string slot holds up to MaxStringLen-1 bytes and a NUL.
 	Offset, Size int
 }
 
 // KeyLayout is the layout of h's key and its size in bytes
 // (hist_data->key_size).
 func (h *Hist) KeyLayout() (slots []KeySlot, size int) {
-	compound := len(h.Keys) > 1
-	for _, k := range h.Keys {
-		if k.Flags&flString != 0 {
-			compound = true
-		}
-	}
 	for _, k := range h.Keys {
 		n := k.Size
-		if !compound && k.Flags&(flString|flStacktrace) == 0 {
+		if k.Flags&(flString|flStacktrace) == 0 {
 			n = 8
 		}
 		slots = append(slots, KeySlot{Field: k, Offset: size, Size: n})
