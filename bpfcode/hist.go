@@ -3,6 +3,7 @@ package bpfcode
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -89,10 +90,13 @@ type HistKey struct {
 	// char array or a __data_loc string) is copied whole, up to
 	// filter.MaxStringLen-1 bytes and a NUL, at Offset.
 	Offset, Size int
-	// Log2 keys ilog2(roundup_pow_of_two(v)); Bucket, when not 0, keys
-	// v rounded down to a multiple of it.
-	Log2   bool
-	Bucket uint64
+	// Log2 keys ilog2(roundup_pow_of_two(v)); Log2Wraps makes that 0
+	// for v above 2^63 (64 without it), as 6.12's build computes it
+	// (grammar.Dialect.Log2Wraps). Bucket, when not 0, keys v rounded
+	// down to a multiple of it.
+	Log2      bool
+	Log2Wraps bool
+	Bucket    uint64
 }
 
 // HistVal is one summed field of a histogram's entries.
@@ -434,7 +438,7 @@ func (e *emitter) histKey(k HistKey, key int16) error {
 		e.signExtend(asm.R1, fl.Size)
 	}
 	if k.Log2 {
-		e.log2()
+		e.log2(k.Log2Wraps)
 	}
 	if k.Bucket != 0 {
 		e.emit(
@@ -457,14 +461,20 @@ func (e *emitter) storeKey(off int16, size int) error {
 }
 
 // log2 turns R1 into ilog2(roundup_pow_of_two(R1)): 0 for 0 and 1, else
-// the bit length of R1-1.
-func (e *emitter) log2() {
+// the bit length of R1-1; with wraps, 0 for R1 above 2^63 too.
+func (e *emitter) log2(wraps bool) {
 	done := e.newLabel()
 	e.emit(
 		asm.Mov.Imm(asm.R2, 0),
 		asm.JLE.Imm(asm.R1, 1, done),
-		asm.Add.Imm(asm.R1, -1),
 	)
+	if wraps {
+		e.emit(
+			asm.LoadImm(asm.R3, math.MinInt64, asm.DWord),
+			asm.JGT.Reg(asm.R1, asm.R3, done),
+		)
+	}
+	e.emit(asm.Add.Imm(asm.R1, -1))
 	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
 		skip := e.newLabel()
 		e.emit(

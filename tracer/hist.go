@@ -113,7 +113,7 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 	}
 	for _, s := range slots {
 		f := s.Field
-		k := bpfcode.HistKey{Field: f.Field, Offset: s.Offset, Size: s.Size, Log2: f.Log2(), Bucket: f.Buckets}
+		k := bpfcode.HistKey{Field: f.Field, Offset: s.Offset, Size: s.Size, Log2: f.Log2(), Log2Wraps: f.Log2Wraps(), Bucket: f.Buckets}
 		if stack != nil && s.Offset > stack.at {
 			k.Offset += stack.grow()
 		}
