@@ -97,6 +97,10 @@ type HistKey struct {
 	Log2      bool
 	Log2Wraps bool
 	Bucket    uint64
+	// Expr, when set, is the key's value: an expression of the record's
+	// fields and constants (no variable references, which resolve after
+	// the key is made), stored as its u64 in Size bytes.
+	Expr *HistExpr
 }
 
 // HistVal is one summed field of a histogram's entries.
@@ -154,6 +158,15 @@ func CheckHist(h *Hist) error {
 			return fmt.Errorf("key field outside the key: %w", ErrHistUnsupported)
 		}
 		if k.CPU || k.Timestamp {
+			continue
+		}
+		if k.Expr != nil {
+			if k.Expr.hasRef() {
+				return fmt.Errorf("a key reading a variable: %w", ErrHistUnsupported)
+			}
+			if _, err := sizeOf(k.Size); err != nil {
+				return fmt.Errorf("expression key stored in %d bytes: %w", k.Size, ErrHistUnsupported)
+			}
 			continue
 		}
 		if k.Stack {
@@ -240,7 +253,7 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 		e.emit(zeroDWord(rBuf, key+int16(off)))
 	}
 	for _, k := range h.Keys {
-		if err := e.histKey(k, key); err != nil {
+		if err := e.histKey(k, key, area); err != nil {
 			return err
 		}
 	}
@@ -408,9 +421,24 @@ func (e *emitter) kernelStack(base asm.Register, off, size int32) {
 	}
 }
 
-// histKey stores one key field at rBuf+key+k.Offset.
-func (e *emitter) histKey(k HistKey, key int16) error {
+// hasRef reports whether x reads a variable reference.
+func (x *HistExpr) hasRef() bool {
+	if x == nil {
+		return false
+	}
+	return x.Ref != 0 || x.X.hasRef() || x.Y.hasRef()
+}
+
+// histKey stores one key field at rBuf+key+k.Offset; area is the
+// histogram's scratch area (an expression's temporaries).
+func (e *emitter) histKey(k HistKey, key int16, area int) error {
 	dst := key + int16(k.Offset)
+	if k.Expr != nil {
+		if err := e.histExpr(k.Expr, area, 0); err != nil {
+			return err
+		}
+		return e.storeKey(dst, k.Size)
+	}
 	if k.CPU {
 		e.emit(asm.LoadMem(asm.R1, rBuf, 8, asm.Word))
 		return e.storeKey(dst, k.Size)

@@ -111,6 +111,7 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 	if stack != nil {
 		spec.KeySize += stack.grow()
 	}
+	var exprKeys []int // the keys that are expressions, computed below
 	for _, s := range slots {
 		f := s.Field
 		k := bpfcode.HistKey{Field: f.Field, Offset: s.Offset, Size: s.Size, Log2: f.Log2(), Log2Wraps: f.Log2Wraps(), Bucket: f.Buckets}
@@ -119,7 +120,7 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 		}
 		switch {
 		case f.IsComputed():
-			return nil, nil, unsupported("expression keys")
+			exprKeys = append(exprKeys, len(spec.Keys))
 		case f.IsCPU():
 			k.CPU = true
 		case f.IsStacktrace():
@@ -141,6 +142,13 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 	x := exprs{h: h, spec: spec}
 	if err := x.refs(others); err != nil {
 		return nil, nil, unsupported(err.Error())
+	}
+	for _, i := range exprKeys {
+		e, err := x.expr(slots[i].Field, false)
+		if err != nil {
+			return nil, nil, unsupported("key: " + err.Error())
+		}
+		spec.Keys[i].Expr = e
 	}
 	for _, v := range h.Vals {
 		switch {

@@ -393,10 +393,15 @@ func keyBytes(key []byte, s KeySlot) uint64 {
 	return binary.LittleEndian.Uint64(buf[:])
 }
 
-// cmpNum compares two key values by the field's size and signedness.
+// cmpNum compares two key values by the event field's size and
+// signedness. A key that reads no event field (an expression, the CPU)
+// compares by its slot's size, all 8 bytes, signed as the expression's
+// first operand: the kernel picks the comparison by the event field when
+// there is one, else by the key field, whose size it has rounded up to 8
+// (c8*2 of an s8 c8 sorts -112, -2, 2, 200, not by the low byte).
 func cmpNum(a, b uint64, f *HistField) int {
 	size := f.Size
-	if size <= 0 || size > 8 {
+	if size <= 0 || size > 8 || f.Field == nil {
 		size = 8
 	}
 	sh := uint(64 - 8*size)

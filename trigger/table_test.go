@@ -237,3 +237,29 @@ func TestLog2Wraps(t *testing.T) {
 		}
 	}
 }
+
+// TestExpressionKeyOrder: a key that is an expression sorts by all 8
+// bytes of its value, signed as its first operand, as the kernel compares
+// keys without an event field: "hist:keys=c8*2:sort=c8*2" on an s8 c8
+// lists -112, -2, 2, 4, 6, 62, 200, 202 on 6.1.192 and 6.12.95 (not
+// 200 and 202 first, as the low byte compared as an s8 would). Here an
+// s32 b: b*2 of 0x40000000 is 2^31, after 2, not before -2.
+func TestExpressionKeyOrder(t *testing.T) {
+	ev := testEvent(t)
+	var l List
+	if r := l.Write([]byte("hist:keys=b*2:sort=b*2"), ev); r.Errno != 0 {
+		t.Fatalf("errno %v", r.Errno)
+	}
+	tr := l.Triggers[0]
+	var es []Entry
+	for _, v := range []int64{1 << 31, 2, -2} {
+		es = append(es, Entry{Key: key8(uint64(v)), Sums: []uint64{1}})
+	}
+	var got []int64
+	for _, e := range tr.Hist.order(es, SortDoublePop) {
+		got = append(got, int64(binary.LittleEndian.Uint64(e.Key)))
+	}
+	if want := []int64{-2, 2, 1 << 31}; !slices.Equal(got, want) {
+		t.Errorf("order %v, the kernel's %v", got, want)
+	}
+}
