@@ -13,9 +13,9 @@ import (
 // one of the kernel's static events: a BPF tracepoint program whose
 // context is the event's record, as the format file lays it out (the perf
 // path has put its pt_regs pointer over the common fields, which the
-// program writes back: common_type, and common_pid from the current
-// thread; common_flags and common_preempt_count read 0, so filters on
-// them are refused, see CheckSourceFilter).
+// program writes back: common_type, common_pid from the current thread,
+// and common_flags and common_preempt_count as Flags and Preempt, which
+// the event's filter, its triggers' filters and its hist keys read).
 type TracepointHist struct {
 	// Size is how many bytes of the record are copied: its fixed fields
 	// and room for its dynamic data.
@@ -59,8 +59,9 @@ type TracepointHist struct {
 	UserRegs bool
 	// Flags and Preempt are the record's common_flags and
 	// common_preempt_count where ktrace knows them whatever the context
-	// (0 elsewhere): the synthetic events the histograms generate take
-	// theirs from them.
+	// (0 elsewhere, the values of a hit in a task's context): filters and
+	// hist keys on those fields read them, and the synthetic events the
+	// histograms generate take theirs from them.
 	Flags, Preempt uint8
 }
 
@@ -71,7 +72,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 	}
 	for _, h := range p.Hists {
 		if h.Filter != nil {
-			if err := CheckSourceFilter(h.Filter); err != nil {
+			if err := CheckFilter(h.Filter); err != nil {
 				return nil, err
 			}
 		}
@@ -87,7 +88,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		return nil, fmt.Errorf("fetchargs: compile: a traced static event without its switch")
 	}
 	if p.Filter != nil {
-		if err := CheckSourceFilter(p.Filter); err != nil {
+		if err := CheckFilter(p.Filter); err != nil {
 			return nil, err
 		}
 	}

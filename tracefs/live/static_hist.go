@@ -59,11 +59,13 @@ var _ tracefs.StaticFilterSetter = (*Backend)(nil)
 
 // SetStaticFilter gives a static event its filter: an enabled one is
 // traced by a program of its own that runs it (EINVAL, with the reason on
-// stderr, for a filter the program cannot run: common_flags or
-// common_preempt_count, which a BPF program cannot know).
+// stderr, for a filter the program cannot run). common_flags and
+// common_preempt_count read what the record holds
+// (bpfcode.TracepointHist's Flags and Preempt), as the triggers' filters
+// and the hist keys do.
 func (b *Backend) SetStaticFilter(group, name string, f *filter.Filter) error {
 	if f != nil {
-		if err := bpfcode.CheckSourceFilter(f); err != nil {
+		if err := bpfcode.CheckFilter(f); err != nil {
 			if b.warn != nil {
 				fmt.Fprintf(b.warn, "ktrace: filter %s/%s: %v\n", group, name, err)
 			}
