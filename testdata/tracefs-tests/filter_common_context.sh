@@ -1,11 +1,13 @@
 #!/bin/sh
-# description: filters on common_preempt_count and common_flags of static events are taken, as event filters and in a hist trigger's "if"; with event hits, they test the context the kernel records: a system call's event is at preempt depth 1 (...1.) with no flag, a process's exit at depth 0
+# description: filters on common_preempt_count and common_flags of static events are taken, as event filters, in a hist trigger's "if" and in an event probe's "if" on the event; with event hits, they test the context the kernel records: a system call's event is at preempt depth 1 (...1.) with no flag, a process's exit at depth 0
 e=events/syscalls/sys_enter_write
 x=events/sched/sched_process_exit
 cleanup() {
 	{ echo > $e/trigger; echo > $x/trigger; } 2>/dev/null
 	echo 0 > $e/enable; echo 0 > $x/enable
 	echo 0 > $e/filter; echo 0 > $x/filter
+	{ echo 0 > events/ep/enable; } 2>/dev/null
+	echo > dynamic_events
 }
 fail() { echo "FAIL: $*" >&2; cleanup; exit 1; }
 # traced FILTER: with FILTER on sys_enter_write and in a hist trigger's
@@ -55,5 +57,15 @@ echo 1 > $x/enable
 dd if=/dev/zero of=/dev/null count=1 2>/dev/null
 echo 0 > $x/enable
 grep -q 'sched_process_exit: comm=dd ' trace || fail "exit at depth 0 dropped: $(cat trace)"
+echo 0 > $x/filter
+# Event probes' "if" filters read the attached record's.
+echo 'e:ep/w syscalls/sys_enter_write count=$count if common_preempt_count == 1 && common_flags == 0 && comm == "dd"' >> dynamic_events || fail "eprobe on sys_enter_write refused"
+echo 'e:ep/x sched/sched_process_exit prio=$prio if common_preempt_count == 1 && comm == "dd"' >> dynamic_events || fail "eprobe on sched_process_exit refused"
+echo > trace
+echo 1 > events/ep/enable || fail "eprobes not enabled"
+dd if=/dev/zero of=/dev/null bs=1 count=1 2>/dev/null
+echo 0 > events/ep/enable
+grep -q ' w: (syscalls.sys_enter_write) count=0x1$' trace || fail "eprobe at depth 1 dropped: $(cat trace)"
+grep -q ' x: ' trace && fail "eprobe on the exit at depth 0 passed depth 1: $(cat trace)"
 cleanup
 exit 0
