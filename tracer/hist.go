@@ -162,6 +162,9 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Usecs: v.Usecs()})
 		case v.IsHitcount():
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Hitcount: true})
+		case v.IsCPU():
+			// common_cpu (cpu, CPU) summed: the hits' CPU numbers.
+			spec.Vals = append(spec.Vals, bpfcode.HistVal{Expr: &bpfcode.HistExpr{CPU: true}})
 		case v.Field == nil:
 			return nil, nil, unsupported("value " + v.Name)
 		case v.Log2() || v.Buckets != 0:

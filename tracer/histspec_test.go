@@ -40,7 +40,7 @@ print fmt: "aa=%Lu", REC->aa
 			t.Errorf("%s: %v, want ErrHistUnsupported", line, err)
 		}
 	}
-	for _, line := range []string{"hist:keys=aa:vals=aa", "hist:keys=aa:vals=aa+1", "hist:keys=aa+1", "hist:keys=aa*2,aa/3:vals=aa", "hist:keys=aa:m=aa", "hist:keys=aa:m=aa*2-aa/3,t=common_timestamp.usecs", "hist:keys=aa:m=aa:onmax($m).save(aa)", "hist:keys=aa:m=aa:onchange($m).save(aa,common_pid)"} {
+	for _, line := range []string{"hist:keys=aa:vals=aa", "hist:keys=aa:vals=aa+1", "hist:keys=aa+1", "hist:keys=aa*2,aa/3:vals=aa", "hist:keys=aa:vals=common_cpu,cpu", "hist:keys=aa:x=common_cpu:vals=$x", "hist:keys=aa:m=aa", "hist:keys=aa:m=aa*2-aa/3,t=common_timestamp.usecs", "hist:keys=aa:m=aa:onmax($m).save(aa)", "hist:keys=aa:m=aa:onchange($m).save(aa,common_pid)"} {
 		l := &trigger.List{}
 		if r := l.Write([]byte(line+"\n"), ev); r.Errno != 0 {
 			t.Fatalf("%s: %v", line, r.Errno)
