@@ -348,9 +348,11 @@ func SourceSize(fields []fetchargs.EventField) int {
 	return min(size, maxSourceSize)
 }
 
-// CheckSourceFilter is CheckFilter for an event probe's "if" filter: the
-// common fields the BPF program cannot know (the interrupt flags and the
-// preemption count the kernel stores with each record) are refused too.
+// CheckSourceFilter is CheckFilter for an event probe's "if" filter on a
+// dynamic event's record: the common fields the BPF program cannot know
+// there (the interrupt flags and the preemption count the kernel stores
+// with each record) are refused too. A tracepoint's record has them
+// (ProbeProgram.SourceFlags): CheckFilter suffices.
 func CheckSourceFilter(f *filter.Filter) error {
 	if err := CheckFilter(f); err != nil {
 		return err
@@ -414,7 +416,7 @@ func (e *emitter) recordCommon(typ uint16, flags, preempt uint8) {
 // sourceCommon fills in the common fields and the header's comm of the
 // attached record copy at rBuf and runs the event probe's filter on it.
 func (e *emitter) sourceCommon() error {
-	e.recordCommon(e.p.SourceType, 0, 0)
+	e.recordCommon(e.p.SourceType, e.p.SourceFlags, e.p.SourcePreempt)
 	size := e.p.SourceSize
 	if e.p.Source != nil {
 		size = e.p.Source.Layout.RecordSize()

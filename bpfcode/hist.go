@@ -3,6 +3,7 @@ package bpfcode
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -89,10 +90,17 @@ type HistKey struct {
 	// char array or a __data_loc string) is copied whole, up to
 	// filter.MaxStringLen-1 bytes and a NUL, at Offset.
 	Offset, Size int
-	// Log2 keys ilog2(roundup_pow_of_two(v)); Bucket, when not 0, keys
-	// v rounded down to a multiple of it.
-	Log2   bool
-	Bucket uint64
+	// Log2 keys ilog2(roundup_pow_of_two(v)); Log2Wraps makes that 0
+	// for v above 2^63 (64 without it), as 6.12's build computes it
+	// (grammar.Dialect.Log2Wraps). Bucket, when not 0, keys v rounded
+	// down to a multiple of it.
+	Log2      bool
+	Log2Wraps bool
+	Bucket    uint64
+	// Expr, when set, is the key's value: an expression of the record's
+	// fields and constants (no variable references, which resolve after
+	// the key is made), stored as its u64 in Size bytes.
+	Expr *HistExpr
 }
 
 // HistVal is one summed field of a histogram's entries.
@@ -150,6 +158,15 @@ func CheckHist(h *Hist) error {
 			return fmt.Errorf("key field outside the key: %w", ErrHistUnsupported)
 		}
 		if k.CPU || k.Timestamp {
+			continue
+		}
+		if k.Expr != nil {
+			if k.Expr.hasRef() {
+				return fmt.Errorf("a key reading a variable: %w", ErrHistUnsupported)
+			}
+			if _, err := sizeOf(k.Size); err != nil {
+				return fmt.Errorf("expression key stored in %d bytes: %w", k.Size, ErrHistUnsupported)
+			}
 			continue
 		}
 		if k.Stack {
@@ -236,7 +253,7 @@ func (e *emitter) hist(h *Hist, size, area int) error {
 		e.emit(zeroDWord(rBuf, key+int16(off)))
 	}
 	for _, k := range h.Keys {
-		if err := e.histKey(k, key); err != nil {
+		if err := e.histKey(k, key, area); err != nil {
 			return err
 		}
 	}
@@ -404,9 +421,24 @@ func (e *emitter) kernelStack(base asm.Register, off, size int32) {
 	}
 }
 
-// histKey stores one key field at rBuf+key+k.Offset.
-func (e *emitter) histKey(k HistKey, key int16) error {
+// hasRef reports whether x reads a variable reference.
+func (x *HistExpr) hasRef() bool {
+	if x == nil {
+		return false
+	}
+	return x.Ref != 0 || x.X.hasRef() || x.Y.hasRef()
+}
+
+// histKey stores one key field at rBuf+key+k.Offset; area is the
+// histogram's scratch area (an expression's temporaries).
+func (e *emitter) histKey(k HistKey, key int16, area int) error {
 	dst := key + int16(k.Offset)
+	if k.Expr != nil {
+		if err := e.histExpr(k.Expr, area, 0); err != nil {
+			return err
+		}
+		return e.storeKey(dst, k.Size)
+	}
 	if k.CPU {
 		e.emit(asm.LoadMem(asm.R1, rBuf, 8, asm.Word))
 		return e.storeKey(dst, k.Size)
@@ -434,7 +466,7 @@ func (e *emitter) histKey(k HistKey, key int16) error {
 		e.signExtend(asm.R1, fl.Size)
 	}
 	if k.Log2 {
-		e.log2()
+		e.log2(k.Log2Wraps)
 	}
 	if k.Bucket != 0 {
 		e.emit(
@@ -457,14 +489,20 @@ func (e *emitter) storeKey(off int16, size int) error {
 }
 
 // log2 turns R1 into ilog2(roundup_pow_of_two(R1)): 0 for 0 and 1, else
-// the bit length of R1-1.
-func (e *emitter) log2() {
+// the bit length of R1-1; with wraps, 0 for R1 above 2^63 too.
+func (e *emitter) log2(wraps bool) {
 	done := e.newLabel()
 	e.emit(
 		asm.Mov.Imm(asm.R2, 0),
 		asm.JLE.Imm(asm.R1, 1, done),
-		asm.Add.Imm(asm.R1, -1),
 	)
+	if wraps {
+		e.emit(
+			asm.LoadImm(asm.R3, math.MinInt64, asm.DWord),
+			asm.JGT.Reg(asm.R1, asm.R3, done),
+		)
+	}
+	e.emit(asm.Add.Imm(asm.R1, -1))
 	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
 		skip := e.newLabel()
 		e.emit(

@@ -61,3 +61,35 @@ func TestHistVarsCompile(t *testing.T) {
 		t.Errorf("target without maps: %v", err)
 	}
 }
+
+// TestHistExprKey: a key that is an expression of the record's fields
+// (hist:keys=pid*2,pid/3) compiles; one that reads a variable is refused,
+// its reference being resolved only after the key is made.
+func TestHistExprKey(t *testing.T) {
+	pid := &filter.Field{Name: "pid", Class: filter.Numeric, Offset: 8, Size: 4, Signed: true}
+	h := &Hist{
+		Map: fakeMap(10), Counts: fakeMap(11), KeySize: 16,
+		Keys: []HistKey{
+			{Offset: 0, Size: 8, Expr: &HistExpr{Op: '*', X: &HistExpr{Field: pid}, Y: &HistExpr{IsConst: true, Const: 2}}},
+			{Offset: 8, Size: 8, Expr: &HistExpr{Op: '/', X: &HistExpr{Field: pid}, Y: &HistExpr{IsConst: true, Const: 3}}},
+		},
+	}
+	if err := CheckHist(h); err != nil {
+		t.Fatal(err)
+	}
+	p := &TracepointHist{Size: 16, Type: 300, Scratch: fakeMap(4), ScratchSize: HistScratch(16), Hists: []*Hist{h}}
+	ins, err := CompileTracepointHist(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := ins.Marshal(&buf, binary.LittleEndian); err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	bad := *h
+	bad.Refs = []HistRef{{Map: fakeMap(12), Layout: HistLayout{NVars: 1}, Var: 0}}
+	bad.Keys = []HistKey{{Offset: 0, Size: 8, Expr: &HistExpr{Op: '+', X: &HistExpr{Field: pid}, Y: &HistExpr{Ref: 1}}}}
+	if err := CheckHist(&bad); !errors.Is(err, ErrHistUnsupported) {
+		t.Errorf("a key reading a variable: %v", err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/cilium/ebpf/asm"
+
 	"github.com/ktrace-dev/ktrace/filter"
 	"github.com/ktrace-dev/ktrace/grammar"
 )
@@ -72,5 +74,39 @@ func TestMarkerHistCompile(t *testing.T) {
 	ring.Ring, ring.Switch = fakeMap(8), fakeMap(9)
 	if _, err := CompileMarkerHist(&ring); err == nil {
 		t.Error("a marker program with a ring of its own compiled")
+	}
+}
+
+// TestTracepointFilterCommonContext: a static event's filter, and a hist
+// trigger's, on common_flags and common_preempt_count compile (6.1.192
+// and 6.12.95 take them: "common_preempt_count == 1" on sys_enter_write
+// passes dd's writes), reading the record's fields, which the program
+// writes from Flags and Preempt before the filter runs.
+func TestTracepointFilterCommonContext(t *testing.T) {
+	ev, err := filter.FieldsFromFormat(printFormat, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ferr := filter.Parse(`common_preempt_count == 1 && !(common_flags & 1)`, ev, &filter.Env{Dialect: grammar.Latest, CPUs: 1})
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	pid := &filter.Field{Name: "common_pid", Class: filter.Numeric, Offset: 4, Size: 4, Signed: true}
+	h := &Hist{Map: fakeMap(10), Counts: fakeMap(11), KeySize: 8, Keys: []HistKey{{Field: pid, Size: 8}}, Filter: f}
+	const size = 24
+	p := &TracepointHist{Size: size, Type: 5, Scratch: fakeMap(4), ScratchSize: HistScratch(size), Hists: []*Hist{h},
+		Ring: fakeMap(5), Switch: fakeMap(6), Filter: f, Flags: 0, Preempt: 1}
+	ins, err := CompileTracepointHist(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := false
+	for _, x := range ins {
+		if x.OpCode.Class().IsStore() && x.OpCode.Mode() == asm.MemMode && x.Offset == int16(recOff(2)) && x.Constant == 0x100 {
+			stored = true
+		}
+	}
+	if !stored {
+		t.Errorf("no store of common_flags 0 and common_preempt_count 1 into the record:\n%v", ins)
 	}
 }

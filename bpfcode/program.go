@@ -189,6 +189,12 @@ type ProbeProgram struct {
 	SourceFilter *filter.Filter
 	SourceSize   int
 	SourceType   uint16
+	// SourceFlags and SourcePreempt are the attached record's
+	// common_flags and common_preempt_count, which the filter reads: a
+	// tracepoint's context (events.TracepointContext). CheckSourceFilter
+	// refuses filters on them where they are not known (a dynamic
+	// event's record).
+	SourceFlags, SourcePreempt uint8
 	// Source, for an event probe on a dynamic event (an fprobe, fexit or
 	// tracepoint probe), is the program of that event's probe: the event
 	// probe's program runs where the source would (its context is the

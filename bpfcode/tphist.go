@@ -15,9 +15,9 @@ import (
 // context is the event's record, as the format file lays it out (the perf
 // path has put its pt_regs pointer over the common fields, which the
 // program writes back: common_type, common_pid from the current thread,
-// common_flags and common_preempt_count from Context or Flags and
-// Preempt; without Context, filters on those two are refused, see
-// CheckSourceFilter).
+// common_flags and common_preempt_count from Context, or as Flags and
+// Preempt without it, which the event's filter, its triggers' filters
+// and its hist keys read).
 type TracepointHist struct {
 	// Size is how many bytes of the record are copied: its fixed fields
 	// and room for its dynamic data.
@@ -61,8 +61,9 @@ type TracepointHist struct {
 	UserRegs bool
 	// Flags and Preempt are the record's common_flags and
 	// common_preempt_count where ktrace knows them whatever the context
-	// (0 elsewhere): the synthetic events the histograms generate take
-	// theirs from them.
+	// (0 elsewhere, the values of a hit in a task's context): filters and
+	// hist keys on those fields read them, and the synthetic events the
+	// histograms generate take theirs from them.
 	Flags, Preempt uint8
 	// Context, when set, has the record's flags and preempt count read
 	// from the CPU's preempt count, Flags' irqs-off bit standing where
@@ -75,15 +76,9 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 	if p.Size <= 0 || p.Size > maxSourceSize {
 		return nil, fmt.Errorf("fetchargs: compile: a record of %d bytes", p.Size)
 	}
-	// Without Context the record's flags and preempt count are not the
-	// kernel's: filters on them are refused.
-	check := CheckSourceFilter
-	if p.Context != nil {
-		check = CheckFilter
-	}
 	for _, h := range p.Hists {
 		if h.Filter != nil {
-			if err := check(h.Filter); err != nil {
+			if err := CheckFilter(h.Filter); err != nil {
 				return nil, err
 			}
 		}
@@ -99,7 +94,7 @@ func CompileTracepointHist(p *TracepointHist) (asm.Instructions, error) {
 		return nil, fmt.Errorf("fetchargs: compile: a traced static event without its switch")
 	}
 	if p.Filter != nil {
-		if err := check(p.Filter); err != nil {
+		if err := CheckFilter(p.Filter); err != nil {
 			return nil, err
 		}
 	}

@@ -135,6 +135,14 @@ type Dialect struct {
 	// .buckets, .sym, .sym-offset and .syscall on values). Measured in
 	// the VM. 6.12: yes.
 	HistNoHitcount bool
+	// Log2Wraps: a hist key's .log2 of a value above 2^63 (a negative
+	// number, sign-extended) is 0, where it is 64 elsewhere. The kernel's
+	// ilog2(roundup_pow_of_two(v)) shifts 1 left by 64 there, which x86
+	// does as a shift by 0 in 6.12.95's build and which 6.1.192's build
+	// folds into 64 (measured in the VM: an s8 of -1, -2, -28, -127, -128
+	// and an s16 of -32767, -32768 read "~ 2^0" on 6.12, "~ 2^64" on 6.1;
+	// 0 reads "~ 2^0" on both). 6.12: yes.
+	Log2Wraps bool
 
 	// messages overrides the newest upstream message text of a code.
 	messages map[Code]string
@@ -205,6 +213,7 @@ var dialects = []*Dialect{
 		FilterStacktrace:   true,
 		TriggerFilterLog:   true,
 		HistNoHitcount:     true,
+		Log2Wraps:          true,
 		EprobeSystemPrefix: true,
 		messages: map[Code]string{
 			ErrBadVar:       "Invalid $-valiable specified",

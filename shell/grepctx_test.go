@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestGrepContext: -A, -B, -C and -H print what busybox's grep prints
+// TestGrepContext: -A, -B, -C, -H and -o print what busybox's grep prints
 // (the grep of the shells ktrace sh stands in for), checked against the
 // busybox of this machine.
 func TestGrepContext(t *testing.T) {
@@ -22,7 +22,7 @@ func TestGrepContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := filepath.Join(dir, "g")
-	if err := os.WriteFile(g, []byte("on x(\n# comment\noff y(\n"), 0o644); err != nil {
+	if err := os.WriteFile(g, []byte("on x(\n# comment\noff y(\nw: u32=1 u32=31 u32=\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
@@ -35,6 +35,12 @@ func TestGrepContext(t *testing.T) {
 		{"-Hv", "^#", g},
 		{"-h", "x", g, f},
 		{"-c", "-A", "2", "error", f},
+		{"-o", "u32=[0-9]*", g},
+		{"-on", "[a-z]*:", f},
+		{"-oE", "e|er|err", f},
+		{"-ov", "x", g},
+		{"-oH", "(", g},
+		{"-oc", "o", g},
 	} {
 		want, _ := exec.Command(bb, append([]string{"grep"}, args...)...).Output()
 		script := "grep"

@@ -310,7 +310,7 @@ func bracketEnd(p string, i int) int {
 }
 
 func utilGrep(u *utilCtx, args []string) int {
-	var quiet, invert, count, icase, number, ere, fixed, word, line, listFiles, noName, withName bool
+	var quiet, invert, count, icase, number, ere, fixed, word, line, listFiles, noName, withName, only bool
 	// after and before are the context lines (-A, -B, -C).
 	var after, before int
 	var patterns []string
@@ -342,6 +342,8 @@ func utilGrep(u *utilCtx, args []string) int {
 					word = true
 				case 'x':
 					line = true
+				case 'o':
+					only = true
 				case 'l':
 					listFiles = true
 				case 'h':
@@ -422,6 +424,8 @@ func utilGrep(u *utilCtx, args []string) int {
 		u.errorf("bad regex: %v", err)
 		return 2
 	}
+	// POSIX's leftmost-longest match, which -o prints.
+	re.Longest()
 	matched := false
 	multi := (len(files) > 1 || withName) && !noName
 	// Context lines print with "-" where matches have ":", and a "--"
@@ -474,6 +478,18 @@ func utilGrep(u *utilCtx, args []string) int {
 			matched = true
 			n++
 			if quiet || count || listFiles {
+				continue
+			}
+			if only {
+				// Each non-empty match on a line of its own, without
+				// context; an inverted match has none to print.
+				if !invert {
+					for _, m := range re.FindAllString(text, -1) {
+						if m != "" {
+							emit(ln, m, ":")
+						}
+					}
+				}
 				continue
 			}
 			for _, h := range back {

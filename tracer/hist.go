@@ -111,15 +111,16 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 	if stack != nil {
 		spec.KeySize += stack.grow()
 	}
+	var exprKeys []int // the keys that are expressions, computed below
 	for _, s := range slots {
 		f := s.Field
-		k := bpfcode.HistKey{Field: f.Field, Offset: s.Offset, Size: s.Size, Log2: f.Log2(), Bucket: f.Buckets}
+		k := bpfcode.HistKey{Field: f.Field, Offset: s.Offset, Size: s.Size, Log2: f.Log2(), Log2Wraps: f.Log2Wraps(), Bucket: f.Buckets}
 		if stack != nil && s.Offset > stack.at {
 			k.Offset += stack.grow()
 		}
 		switch {
 		case f.IsComputed():
-			return nil, nil, unsupported("expression keys")
+			exprKeys = append(exprKeys, len(spec.Keys))
 		case f.IsCPU():
 			k.CPU = true
 		case f.IsStacktrace():
@@ -142,6 +143,13 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 	if err := x.refs(others); err != nil {
 		return nil, nil, unsupported(err.Error())
 	}
+	for _, i := range exprKeys {
+		e, err := x.expr(slots[i].Field, false)
+		if err != nil {
+			return nil, nil, unsupported("key: " + err.Error())
+		}
+		spec.Keys[i].Expr = e
+	}
 	for _, v := range h.Vals {
 		switch {
 		case v.IsComputed():
@@ -154,6 +162,9 @@ func histSpec(t *trigger.Trigger, others func(*trigger.Hist) *Hist) (*bpfcode.Hi
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Usecs: v.Usecs()})
 		case v.IsHitcount():
 			spec.Vals = append(spec.Vals, bpfcode.HistVal{Hitcount: true})
+		case v.IsCPU():
+			// common_cpu (cpu, CPU) summed: the hits' CPU numbers.
+			spec.Vals = append(spec.Vals, bpfcode.HistVal{Expr: &bpfcode.HistExpr{CPU: true}})
 		case v.Field == nil:
 			return nil, nil, unsupported("value " + v.Name)
 		case v.Log2() || v.Buckets != 0:

@@ -10,9 +10,9 @@ import (
 	"github.com/ktrace-dev/ktrace/trigger"
 )
 
-// The programs count plain fields only: variables, expressions,
-// references and handlers are refused (the kernel's parser accepts them,
-// ktrace runs none of them).
+// What the programs cannot count is refused (a variable of the
+// execname, here); fields, expressions (keys too), variables and
+// handlers are taken.
 func TestHistSpecRefuses(t *testing.T) {
 	const format = `name: f
 ID: 1
@@ -31,7 +31,7 @@ print fmt: "aa=%Lu", REC->aa
 		t.Fatal(err)
 	}
 	ev := &trigger.Event{System: "kprobes", Name: "f", Fields: fields, Env: &filter.Env{Dialect: grammar.Latest, CPUs: 1}}
-	for _, line := range []string{"hist:keys=aa+1", "hist:keys=aa:m=common_pid.execname"} {
+	for _, line := range []string{"hist:keys=aa:m=common_pid.execname"} {
 		l := &trigger.List{}
 		if r := l.Write([]byte(line+"\n"), ev); r.Errno != 0 {
 			t.Fatalf("%s: %v", line, r.Errno)
@@ -40,7 +40,7 @@ print fmt: "aa=%Lu", REC->aa
 			t.Errorf("%s: %v, want ErrHistUnsupported", line, err)
 		}
 	}
-	for _, line := range []string{"hist:keys=aa:vals=aa", "hist:keys=aa:vals=aa+1", "hist:keys=aa:m=aa", "hist:keys=aa:m=aa*2-aa/3,t=common_timestamp.usecs", "hist:keys=aa:m=aa:onmax($m).save(aa)", "hist:keys=aa:m=aa:onchange($m).save(aa,common_pid)"} {
+	for _, line := range []string{"hist:keys=aa:vals=aa", "hist:keys=aa:vals=aa+1", "hist:keys=aa+1", "hist:keys=aa*2,aa/3:vals=aa", "hist:keys=aa:vals=common_cpu,cpu", "hist:keys=aa:x=common_cpu:vals=$x", "hist:keys=aa:m=aa", "hist:keys=aa:m=aa*2-aa/3,t=common_timestamp.usecs", "hist:keys=aa:m=aa:onmax($m).save(aa)", "hist:keys=aa:m=aa:onchange($m).save(aa,common_pid)"} {
 		l := &trigger.List{}
 		if r := l.Write([]byte(line+"\n"), ev); r.Errno != 0 {
 			t.Fatalf("%s: %v", line, r.Errno)

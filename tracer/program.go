@@ -169,6 +169,12 @@ func NewPlan(evs []*events.Event, opts PlanOptions) (*Plan, error) {
 				return nil, fmt.Errorf("tracer: %s/%s: tracing an event probe on the %s event %s.%s: %w", ev.Group, ev.Name, att.Event.Kind, att.System, att.Name, syscall.EOPNOTSUPP)
 			case att.Filter != "" && att.FilterProg == nil:
 				return nil, fmt.Errorf("tracer: %s/%s: an event probe's \"if\" filter was not compiled", ev.Group, ev.Name)
+			case att.FilterProg != nil && att.Event == nil:
+				// A tracepoint's record: its common_flags and
+				// common_preempt_count are known (SourceFlags).
+				if err := bpfcode.CheckFilter(att.FilterProg); err != nil {
+					return nil, fmt.Errorf("tracer: %s/%s: \"if\" filter: %w: %w", ev.Group, ev.Name, err, syscall.EOPNOTSUPP)
+				}
 			case att.FilterProg != nil:
 				if err := bpfcode.CheckSourceFilter(att.FilterProg); err != nil {
 					return nil, fmt.Errorf("tracer: %s/%s: \"if\" filter: %w: %w", ev.Group, ev.Name, err, syscall.EOPNOTSUPP)
@@ -411,6 +417,10 @@ func (pr *Probe) compile(m *kernel.Model, maps *bpfcode.Maps, plan *Plan) error 
 			if c, err := m.PreemptCount(); err == nil {
 				pp.Context = &bpfcode.CPUContext{PerCPUOffsets: c.PerCPUOffsets, Offset: c.Offset, Inc: att.System == "syscalls"}
 			}
+			// The "if" filter reads the attached record's own
+			// (seen in the VM on both kernels: preempt count 1 on
+			// sys_enter_write, 0 on sched_process_exit).
+			pp.SourceFlags, pp.SourcePreempt = flags, preempt
 		}
 		if src := pr.Source; src != nil {
 			sp, err := pr.program(m, plan, src.Event.Kind, src.Probe, argsOf(src.Event, src.Probe), src.Layout)

@@ -332,7 +332,7 @@ func knownDifferences(t *testing.T) map[string]bool {
 
 // TestEprobeFilterVerifier compiles event probes with "if" filters of
 // every kind the program runs (numbers of each size and sign, comm, the
-// common fields it rebuilds, CPU, char arrays, __data_loc strings, glob
+// common fields it rebuilds and the tracepoint's context, CPU, char arrays, __data_loc strings, glob
 // prefixes and suffixes, .function, && || !) on the 6.12 model and loads
 // them into this host's kernel, and checks that the filters the program
 // cannot run are refused before anything is built.
@@ -351,9 +351,11 @@ func TestEprobeFilterVerifier(t *testing.T) {
 		`e:ep/i sched.sched_process_exec if filename ~ "/b?n/*[ab]*"`,
 		`e:ep/j sched.sched_process_exec if filename ~ "*bin*" && !(filename ~ "*/[s]*")`,
 		`e:ep/k sched.sched_switch if prev_comm ~ "*" && next_comm ~ "**"`,
+		`e:ep/g sched.sched_switch if common_preempt_count == 2 && common_flags & 1`,
 	}
 	refused := []string{
-		`e:ep/g sched.sched_switch if common_preempt_count == 0`,
+		// A glob of more positions than the program follows.
+		`e:ep/l sched.sched_process_exec if filename ~ "` + strings.Repeat("?", 70) + `"`,
 	}
 	build := func(line string) []*events.Event {
 		t.Helper()

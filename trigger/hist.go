@@ -62,6 +62,9 @@ type HistField struct {
 	Field *filter.Field
 	// legacy prints the stacktrace key as 6.1 does ("stacktrace").
 	legacy bool
+	// log2Wraps: the kernel's .log2 takes a value above 2^63 to 0
+	// (grammar.Dialect.Log2Wraps).
+	log2Wraps bool
 	// cpuName is the name a CPU field was given ("cpu", "CPU" or
 	// "common_cpu"): the generic field's, which the hist file and sort
 	// keys name it by (the trigger line prints common_cpu).
@@ -99,6 +102,10 @@ func (f *HistField) IsStacktrace() bool { return f.Flags&flStacktrace != 0 }
 func (f *HistField) IsTimestamp() bool  { return f.Flags&flTimestamp != 0 }
 func (f *HistField) Log2() bool         { return f.Flags&flLog2 != 0 }
 func (f *HistField) Usecs() bool        { return f.Flags&flUsecs != 0 }
+
+// Log2Wraps reports a .log2 field whose kernel takes the values above
+// 2^63 to 2^0 rather than 2^64 (grammar.Dialect.Log2Wraps).
+func (f *HistField) Log2Wraps() bool { return f.log2Wraps }
 
 // IsHitcount reports a hitcount value column (hitcount.percent,
 // hitcount.graph).

@@ -196,6 +196,7 @@ func (p *histParser) parseField(str string, flags int) (*HistField, Result) {
 		switch fl, plain := plainModifiers[mod]; {
 		case plain:
 			f.Flags |= fl
+			f.log2Wraps = fl == flLog2 && p.d.Log2Wraps
 		case mod == "execname" && name == "common_pid":
 			f.Flags |= flExecname
 		case strings.HasPrefix(mod, "bucket"):

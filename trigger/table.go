@@ -22,24 +22,20 @@ type KeySlot struct {
 	Field *HistField
 	// Offset is the slot's place in the key; Size is how many bytes of
 	// the field's value (a u64, sign-extended from a signed field) the key
-	// holds: 8 when the key has one numeric field (the kernel then uses
-	// the u64 itself as the key), else the field's size. A string slot
-	// holds up to MaxStringLen-1 bytes and a NUL.
+	// holds: 8 for a numeric field, alone (the kernel then uses the u64
+	// itself as the key) or in a compound key (whose fields the kernel
+	// copies in their slot's size, rounded up to 8: all of the u64, so
+	// that an s8 of -1 prints as 18446744073709551615 there too). A
+	// string slot holds up to MaxStringLen-1 bytes and a NUL.
 	Offset, Size int
 }
 
 // KeyLayout is the layout of h's key and its size in bytes
 // (hist_data->key_size).
 func (h *Hist) KeyLayout() (slots []KeySlot, size int) {
-	compound := len(h.Keys) > 1
-	for _, k := range h.Keys {
-		if k.Flags&flString != 0 {
-			compound = true
-		}
-	}
 	for _, k := range h.Keys {
 		n := k.Size
-		if !compound && k.Flags&(flString|flStacktrace) == 0 {
+		if k.Flags&(flString|flStacktrace) == 0 {
 			n = 8
 		}
 		slots = append(slots, KeySlot{Field: k, Offset: size, Size: n})
@@ -397,10 +393,15 @@ func keyBytes(key []byte, s KeySlot) uint64 {
 	return binary.LittleEndian.Uint64(buf[:])
 }
 
-// cmpNum compares two key values by the field's size and signedness.
+// cmpNum compares two key values by the event field's size and
+// signedness. A key that reads no event field (an expression, the CPU)
+// compares by its slot's size, all 8 bytes, signed as the expression's
+// first operand: the kernel picks the comparison by the event field when
+// there is one, else by the key field, whose size it has rounded up to 8
+// (c8*2 of an s8 c8 sorts -112, -2, 2, 200, not by the low byte).
 func cmpNum(a, b uint64, f *HistField) int {
 	size := f.Size
-	if size <= 0 || size > 8 {
+	if size <= 0 || size > 8 || f.Field == nil {
 		size = 8
 	}
 	sh := uint(64 - 8*size)

@@ -59,17 +59,48 @@ func TestKeyFormats(t *testing.T) {
 	h := &Hist{Bits: 7, Keys: []*HistField{str, pid}}
 	h.sorts = []sortKey{{idx: 0}}
 	slots, size := h.KeyLayout()
-	if size != 264 || slots[1].Offset != 256 || slots[1].Size != 4 {
+	if size != 264 || slots[1].Offset != 256 || slots[1].Size != 8 {
 		t.Fatalf("layout %+v size %d", slots, size)
 	}
 	key := make([]byte, size)
 	copy(key, "bash")
-	binary.LittleEndian.PutUint32(key[256:], 42)
+	binary.LittleEndian.PutUint64(key[256:], 42)
 	tr := &Trigger{Cmd: "hist", Count: -1, Hist: h}
 	got := tr.Text(&Table{Entries: []Entry{{Key: key, Sums: []uint64{2}, Comm: "bash"}}, Hits: 2}, nil, SortDoublePop)
 	line := "{ comm: " + "bash" + strings.Repeat(" ", 46) + ", common_pid: bash            [        42] } hitcount:          2\n"
 	if !strings.Contains(got, line) {
 		t.Errorf("got\n%s\nwant a line\n%s", got, line)
+	}
+}
+
+// TestCompoundSignedKey checks a compound key of small signed fields
+// against the kernels': "hist:keys=c8,c16:sort=c8" on a kprobe of
+// vfs_write with c8=$arg3:s8 c16=$arg3:s16, dd writing 128 and 255 bytes.
+// The kernel copies each key field into its slot in the slot's size, 8
+// bytes of the sign-extended u64, and prints the u64: both 6.1.192 and
+// 6.12.95 show c8 -128 as 18446744073709551488, and sort it first.
+func TestCompoundSignedKey(t *testing.T) {
+	c8 := &HistField{Name: "c8", Size: 1, Flags: flKey, Signed: true}
+	c16 := &HistField{Name: "c16", Size: 2, Flags: flKey, Signed: true}
+	h := &Hist{Bits: 11, Keys: []*HistField{c8, c16}}
+	h.sorts = []sortKey{{idx: 1}}
+	slots, size := h.KeyLayout()
+	if size != 16 || slots[0].Size != 8 || slots[1].Offset != 8 || slots[1].Size != 8 {
+		t.Fatalf("layout %+v size %d: want two slots of 8 bytes", slots, size)
+	}
+	key := func(a, b int64) []byte {
+		k := make([]byte, size)
+		binary.LittleEndian.PutUint64(k, uint64(a))
+		binary.LittleEndian.PutUint64(k[8:], uint64(b))
+		return k
+	}
+	tr := &Trigger{Cmd: "hist", Count: -1, Hist: h}
+	tab := &Table{Entries: []Entry{{Key: key(-1, 255), Sums: []uint64{1}}, {Key: key(-128, 128), Sums: []uint64{1}}}, Hits: 2}
+	got := tr.Text(tab, nil, SortDoublePop)
+	want := "{ c8: 18446744073709551488, c16:        128 } hitcount:          1\n" +
+		"{ c8: 18446744073709551615, c16:        255 } hitcount:          1\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("got\n%s\nwant the lines\n%s", got, want)
 	}
 }
 
@@ -183,5 +214,52 @@ func TestStacktraceKeyText(t *testing.T) {
 		if got != want {
 			t.Errorf("%d.%d %s: got\n%s\nwant\n%s", tc.major, tc.minor, tc.written, got, want)
 		}
+	}
+}
+
+// TestLog2Wraps: a .log2 key carries its kernel's rule for values above
+// 2^63 (6.12.95 keys them 2^0, 6.1.192 2^64; grammar.Dialect.Log2Wraps),
+// other keys do not.
+func TestLog2Wraps(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor int
+		want         bool
+	}{{6, 1, false}, {6, 12, true}} {
+		ev := testEvent(t)
+		ev.Env.Dialect = grammar.DialectFor(tc.major, tc.minor)
+		var l List
+		if r := l.Write([]byte("hist:keys=common_pid.log2,common_pid"), ev); r.Errno != 0 {
+			t.Fatalf("%d.%d: errno %v", tc.major, tc.minor, r.Errno)
+		}
+		keys := l.Triggers[0].Hist.Keys
+		if keys[0].Log2Wraps() != tc.want || keys[1].Log2Wraps() {
+			t.Errorf("%d.%d: Log2Wraps %v, %v; want %v, false", tc.major, tc.minor, keys[0].Log2Wraps(), keys[1].Log2Wraps(), tc.want)
+		}
+	}
+}
+
+// TestExpressionKeyOrder: a key that is an expression sorts by all 8
+// bytes of its value, signed as its first operand, as the kernel compares
+// keys without an event field: "hist:keys=c8*2:sort=c8*2" on an s8 c8
+// lists -112, -2, 2, 4, 6, 62, 200, 202 on 6.1.192 and 6.12.95 (not
+// 200 and 202 first, as the low byte compared as an s8 would). Here an
+// s32 b: b*2 of 0x40000000 is 2^31, after 2, not before -2.
+func TestExpressionKeyOrder(t *testing.T) {
+	ev := testEvent(t)
+	var l List
+	if r := l.Write([]byte("hist:keys=b*2:sort=b*2"), ev); r.Errno != 0 {
+		t.Fatalf("errno %v", r.Errno)
+	}
+	tr := l.Triggers[0]
+	var es []Entry
+	for _, v := range []int64{1 << 31, 2, -2} {
+		es = append(es, Entry{Key: key8(uint64(v)), Sums: []uint64{1}})
+	}
+	var got []int64
+	for _, e := range tr.Hist.order(es, SortDoublePop) {
+		got = append(got, int64(binary.LittleEndian.Uint64(e.Key)))
+	}
+	if want := []int64{-2, 2, 1 << 31}; !slices.Equal(got, want) {
+		t.Errorf("order %v, the kernel's %v", got, want)
 	}
 }

@@ -59,18 +59,13 @@ var _ tracefs.StaticFilterSetter = (*Backend)(nil)
 
 // SetStaticFilter gives a static event its filter: an enabled one is
 // traced by a program of its own that runs it (EINVAL, with the reason on
-// stderr, for a filter the program cannot run: common_flags or
-// common_preempt_count where the model does not tell where the CPU's
-// preempt count is).
+// stderr, for a filter the program cannot run). common_flags and
+// common_preempt_count read what the record holds (read from the CPU,
+// or bpfcode.TracepointHist's Flags and Preempt), as the triggers'
+// filters and the hist keys do.
 func (b *Backend) SetStaticFilter(group, name string, f *filter.Filter) error {
 	if f != nil {
-		check := bpfcode.CheckSourceFilter
-		if b.model != nil {
-			if _, err := b.model.PreemptCount(); err == nil {
-				check = bpfcode.CheckFilter
-			}
-		}
-		if err := check(f); err != nil {
+		if err := bpfcode.CheckFilter(f); err != nil {
 			if b.warn != nil {
 				fmt.Fprintf(b.warn, "ktrace: filter %s/%s: %v\n", group, name, err)
 			}
