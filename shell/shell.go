@@ -351,6 +351,10 @@ const builtinPrefix = "\x00ktrace-builtin:"
 // through the exec handler (see execMiddleware).
 func (s *shell) call(ctx context.Context, args []string) ([]string, error) {
 	hc := interp.HandlerCtx(ctx)
+	if args[0] == "kill" {
+		// The interpreter knows kill's name but has no kill of its own.
+		return append([]string{killCommand}, args[1:]...), nil
+	}
 	if _, ok := hc.Stdout.(*shFile); ok && (args[0] == "echo" || args[0] == "printf") {
 		out := append([]string{builtinPrefix + args[0]}, args[1:]...)
 		return out, nil
@@ -361,6 +365,9 @@ func (s *shell) call(ctx context.Context, args []string) ([]string, error) {
 func (s *shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return func(ctx context.Context, args []string) error {
 		hc := interp.HandlerCtx(ctx)
+		if args[0] == killCommand {
+			return shKill(hc.Stdout, hc.Stderr, args[1:])
+		}
 		if name, ok := strings.CutPrefix(args[0], builtinPrefix); ok {
 			f := hc.Stdout.(*shFile)
 			f.buffering = true
