@@ -351,11 +351,15 @@ const builtinPrefix = "\x00ktrace-builtin:"
 // through the exec handler (see execMiddleware).
 func (s *shell) call(ctx context.Context, args []string) ([]string, error) {
 	hc := interp.HandlerCtx(ctx)
-	if args[0] == "kill" {
+	switch args[0] {
+	case "kill":
 		// The interpreter knows kill's name but has no kill of its own.
 		return append([]string{killCommand}, args[1:]...), nil
+	case "printf":
+		// Nor a printf with precisions.
+		return append([]string{printfCommand}, args[1:]...), nil
 	}
-	if _, ok := hc.Stdout.(*shFile); ok && (args[0] == "echo" || args[0] == "printf") {
+	if _, ok := hc.Stdout.(*shFile); ok && args[0] == "echo" {
 		out := append([]string{builtinPrefix + args[0]}, args[1:]...)
 		return out, nil
 	}
@@ -365,8 +369,20 @@ func (s *shell) call(ctx context.Context, args []string) ([]string, error) {
 func (s *shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return func(ctx context.Context, args []string) error {
 		hc := interp.HandlerCtx(ctx)
-		if args[0] == killCommand {
+		switch args[0] {
+		case killCommand:
 			return shKill(hc.Stdout, hc.Stderr, args[1:])
+		case printfCommand:
+			// One write(2), as busybox's stdio flush; a failed one is
+			// status 1 and nothing said (seen on 6.1 and 6.12).
+			w := hc.Stdout
+			if f, ok := hc.Stdout.(*shFile); ok {
+				w = writerFunc(f.File.WriteFull)
+			}
+			if st := shPrintf(w, hc.Stderr, args[1:]); st != 0 {
+				return interp.ExitStatus(uint8(st))
+			}
+			return nil
 		}
 		if name, ok := strings.CutPrefix(args[0], builtinPrefix); ok {
 			f := hc.Stdout.(*shFile)
@@ -517,3 +533,8 @@ func sudoCommand(args []string) ([]string, error) {
 	}
 	return nil, fmt.Errorf("no command")
 }
+
+// writerFunc is an io.Writer of a write function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
