@@ -30,8 +30,8 @@ type CPUContext struct {
 	// read the interrupt flag from), is the map IrqStateProgram fills:
 	// the record's irqs-off bit is the one taken where the perf path
 	// handed that very record to BPF, and, where no such entry is found,
-	// the bit already in the record, set also for a hit in a hardirq or
-	// an NMI, which x86 runs with interrupts off.
+	// the bit already in the record. Either way a hit in a hardirq or an
+	// NMI, which x86 runs with interrupts off, has it set.
 	IrqState asm.FDer
 }
 
@@ -219,9 +219,10 @@ func (e *emitter) cpuContextAt(c *CPUContext, off int16) error {
 	}
 	bit(pcNMIMask, traceFlagNMI)
 	bit(pcHardirqMask, traceFlagHardirq)
-	if c.IrqState != nil {
-		bit(pcNMIMask|pcHardirqMask, traceFlagIrqsOff)
-	}
+	// x86 runs hardirqs and NMIs with interrupts off: where the flag
+	// could not be read (a tracepoint's program with no IrqState entry),
+	// that much is known.
+	bit(pcNMIMask|pcHardirqMask, traceFlagIrqsOff)
 	bit(pcSoftirqOffset, traceFlagSoftirq)
 	bit(pcSoftirqMask&^pcSoftirqOffset, traceFlagBHOff)
 	// x86 keeps PREEMPT_NEED_RESCHED inverted: set when clear.
