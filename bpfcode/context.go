@@ -146,6 +146,15 @@ const (
 	traceFlagBHOff          = 0x80
 )
 
+// InterruptFlags are the common_flags bits of a record taken in a
+// hardirq, a softirq or an NMI.
+const InterruptFlags = traceFlagHardirq | traceFlagSoftirq | traceFlagNMI
+
+// InInterrupt reports whether a record's common_flags say it was taken
+// in a hardirq, a softirq or an NMI: not the doing of the task it came
+// upon.
+func InInterrupt(flags uint8) bool { return flags&InterruptFlags != 0 }
+
 // cpuContext completes the record's common_flags (whose irqs-off bit is
 // already at recOff(2)) and writes its common_preempt_count from the
 // running CPU's preempt count and the task's need-resched flag, as

@@ -385,7 +385,7 @@ func (e *emitter) ignoreTgidInTask(tgid uint32, skip string) {
 		asm.RSh.Imm(asm.R1, 32),
 		asm.JNE.Imm(asm.R1, int32(tgid), keep),
 		asm.LoadMem(asm.R1, rBuf, recOff(2), asm.Byte),
-		asm.And.Imm(asm.R1, traceFlagHardirq|traceFlagSoftirq|traceFlagNMI),
+		asm.And.Imm(asm.R1, InterruptFlags),
 		asm.JEq.Imm(asm.R1, 0, skip),
 	)
 	e.mark(keep)

@@ -82,10 +82,9 @@ type Session struct {
 	groups []*Group
 	next   uint32 // the index of the next probe attached
 	reaper *Reaper
-	// irqLink attaches the program filling maps.IrqState; irqTried
-	// says it was tried (attachIrqState).
-	irqLink  link.Link
-	irqProg  *ebpf.Program
+	// irq fills maps.IrqState; irqTried says it was tried
+	// (attachIrqState).
+	irq      *IrqState
 	irqTried bool
 }
 
@@ -111,27 +110,11 @@ func (s *Session) attachIrqState() {
 		return
 	}
 	s.irqTried = true
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_irqs", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.IrqStateValueSize, MaxEntries: bpfcode.IrqStateSlots})
+	irq, err := AttachIrqState(s.cfg.Model.Arch())
 	if err != nil {
 		return
 	}
-	ins, err := bpfcode.IrqStateProgram(s.cfg.Model.Arch(), m)
-	if err != nil {
-		m.Close()
-		return
-	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ktrace_irqs", Type: ebpf.Kprobe, License: "GPL", Instructions: ins})
-	if err != nil {
-		m.Close()
-		return
-	}
-	l, err := link.Kprobe(bpfcode.IrqStateFunction, prog, nil)
-	if err != nil {
-		prog.Close()
-		m.Close()
-		return
-	}
-	s.maps.IrqState, s.irqProg, s.irqLink = m, prog, l
+	s.irq, s.maps.IrqState = irq, irq.Map
 }
 
 // Group is the probes one Open or Attach attached, with their programs and
@@ -886,9 +869,13 @@ func (s *Session) Close() error {
 	for _, g := range groups {
 		errs = append(errs, g.close())
 	}
-	if s.irqLink != nil {
-		errs = append(errs, s.irqLink.Close(), s.irqProg.Close())
-		s.irqLink, s.irqProg = nil, nil
+	if s.irq != nil {
+		// The map goes with it: the maps' own Close must not.
+		errs = append(errs, s.irq.Close())
+		s.irq = nil
+		if s.maps != nil {
+			s.maps.IrqState = nil
+		}
 	}
 	if s.maps != nil {
 		errs = append(errs, s.maps.Close())

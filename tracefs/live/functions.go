@@ -506,7 +506,7 @@ func funcProgram(st *staticTracer, arch *kernel.Arch, pids, noPids *ebpf.Map, mu
 			asm.RSh.Imm(asm.R1, 32),
 			asm.JNE.Imm(asm.R1, int32(os.Getpid()), "keep"),
 			asm.LoadMem(asm.R1, asm.R7, staticHeader+16, asm.Byte),
-			asm.And.Imm(asm.R1, 0x08|0x10|0x40),
+			asm.And.Imm(asm.R1, bpfcode.InterruptFlags),
 			asm.JNE.Imm(asm.R1, 0, "keep"),
 			asm.Mov.Reg(asm.R1, asm.R7),
 			asm.Mov.Imm(asm.R2, 0),

@@ -457,7 +457,7 @@ func (b *Backend) pump(sess *tracer.Session, stop <-chan struct{}, done chan<- s
 			if b.IgnorePID != 0 && r.Tgid() == b.IgnorePID {
 				// The server's own work; an interrupt that came upon
 				// one of its threads is not, and the kernel records it.
-				if flags, _ := r.Flags(); !inInterrupt(flags) {
+				if flags, _ := r.Flags(); !bpfcode.InInterrupt(flags) {
 					return true
 				}
 			}

@@ -87,14 +87,11 @@ type staticTracer struct {
 	// cookie telling them apart.
 	progs map[staticKind]*ebpf.Program
 	// context is where the programs read the CPU's preempt count (nil:
-	// they do not, see staticHeader); irqState the interrupt flags the
-	// kprobe irqLink takes for them (bpfcode.IrqStateProgram), nil when
-	// it could not be attached.
-	context  *kernel.PreemptCount
-	arch     *kernel.Arch
-	irqState *ebpf.Map
-	irqProg  *ebpf.Program
-	irqLink  link.Link
+	// they do not, see staticHeader); irq the interrupt flags a kprobe
+	// takes for them, nil when it could not be attached.
+	context *kernel.PreemptCount
+	arch    *kernel.Arch
+	irq     *tracer.IrqState
 	// closing counts links being closed in the background.
 	closing sync.WaitGroup
 	done    chan struct{}
@@ -314,8 +311,8 @@ func (st *staticTracer) cpuContext(dec bool) *bpfcode.CPUContext {
 		return nil
 	}
 	c := &bpfcode.CPUContext{PerCPUOffsets: st.context.PerCPUOffsets, Offset: st.context.Offset, Dec: dec}
-	if st.irqState != nil {
-		c.IrqState = st.irqState
+	if st.irq != nil {
+		c.IrqState = st.irq.Map
 	}
 	return c
 }
@@ -437,7 +434,7 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 		return line
 	}
 	if num == funcNum {
-		if b.Record != nil && len(raw) >= staticHeader+funcRecord && !(b.IgnorePID != 0 && pid == b.IgnorePID && !inInterrupt(raw[staticHeader+16])) {
+		if b.Record != nil && len(raw) >= staticHeader+funcRecord && !(b.IgnorePID != 0 && pid == b.IgnorePID && !bpfcode.InInterrupt(raw[staticHeader+16])) {
 			return b.funcEntry(line, cpu, ts, int(pid), comm, raw[staticHeader:])
 		}
 		return line
@@ -460,7 +457,7 @@ func (b *Backend) staticRecord(st *staticTracer, raw, line []byte) []byte {
 		return line
 	}
 	r := raw[staticHeader:]
-	if b.IgnorePID != 0 && pid == b.IgnorePID && !(st.context != nil && inInterrupt(r[2])) {
+	if b.IgnorePID != 0 && pid == b.IgnorePID && !(st.context != nil && bpfcode.InInterrupt(r[2])) {
 		// The server's own work; an interrupt that came upon one of
 		// its threads is not, and the kernel records it.
 		return line
@@ -562,15 +559,7 @@ func (b *Backend) closeStatic() {
 	for _, p := range st.progs {
 		p.Close()
 	}
-	if st.irqLink != nil {
-		st.irqLink.Close()
-	}
-	if st.irqProg != nil {
-		st.irqProg.Close()
-	}
-	if st.irqState != nil {
-		st.irqState.Close()
-	}
+	st.irq.Close()
 	st.rd.Close()
 	<-st.done
 	st.ring.Close()
@@ -682,40 +671,7 @@ func (b *Backend) staticContext(st *staticTracer) {
 		return
 	}
 	st.context, st.arch = &c, b.model.Arch()
-	if err := st.attachIrqState(); err != nil && b.warn != nil {
+	if st.irq, err = tracer.AttachIrqState(st.arch); err != nil && b.warn != nil {
 		fmt.Fprintf(b.warn, "ktrace: static events: the irqs-off column shows only what is known of each event: %v\n", err)
 	}
-}
-
-// attachIrqState loads and attaches the kprobe that takes the interrupt
-// flag for the static events' programs.
-func (st *staticTracer) attachIrqState() error {
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ktrace_irqs", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: bpfcode.IrqStateValueSize, MaxEntries: bpfcode.IrqStateSlots})
-	if err != nil {
-		return fmt.Errorf("creating map ktrace_irqs: %w", err)
-	}
-	ins, err := bpfcode.IrqStateProgram(st.arch, m)
-	if err != nil {
-		m.Close()
-		return err
-	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ktrace_irqs", Type: ebpf.Kprobe, License: "GPL", Instructions: ins})
-	if err != nil {
-		m.Close()
-		return fmt.Errorf("loading the interrupt flag's program: %w", err)
-	}
-	l, err := link.Kprobe(bpfcode.IrqStateFunction, prog, nil)
-	if err != nil {
-		prog.Close()
-		m.Close()
-		return fmt.Errorf("attaching the interrupt flag's program to %s: %w", bpfcode.IrqStateFunction, err)
-	}
-	st.irqState, st.irqProg, st.irqLink = m, prog, l
-	return nil
-}
-
-// inInterrupt reports whether a record's common_flags say it was taken in
-// a hardirq, a softirq or an NMI (TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI).
-func inInterrupt(flags byte) bool {
-	return flags&(0x08|0x10|0x40) != 0
 }
